@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/layercrawl/layercrawl/experiments"
+	"github.com/layercrawl/layercrawl/mlbf"
+	"github.com/layercrawl/layercrawl/urlnorm"
+)
+
+// runExperiment dispatches "crawler experiment <kind>"; the only kind is fp.
+func runExperiment(ctx context.Context, e env, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
+		fs := newFlagSet(e, "experiment", "fp --urls FILE[,FILE...] [flags] | plot --csv fp.csv [--out DIR]")
+		fs.Usage()
+		if len(args) == 0 {
+			return fmt.Errorf("%w: missing experiment kind (fp)", errUsage)
+		}
+		return flag.ErrHelp
+	}
+	switch args[0] {
+	case "fp":
+		return runExperimentFP(ctx, e, args[1:])
+	case "plot":
+		return runExperimentPlot(e, args[1:])
+	}
+	return fmt.Errorf("%w: unknown experiment %q (want fp or plot)", errUsage, args[0])
+}
+
+// runExperimentPlot redraws the plots of a finished run from its fp.csv.
+func runExperimentPlot(e env, args []string) error {
+	fs := newFlagSet(e, "experiment plot", "--csv fp.csv [--out DIR]")
+	csvPath := fs.String("csv", "", "fp.csv written by crawler experiment fp")
+	out := fs.String("out", "", "directory for the PNG and SVG files (default: the CSV's directory)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *csvPath == "" {
+		return fmt.Errorf("%w: --csv is required", errUsage)
+	}
+	if *out == "" {
+		*out = filepath.Dir(*csvPath)
+	}
+	f, err := os.Open(*csvPath)
+	if err != nil {
+		return err
+	}
+	rows, err := experiments.ReadCSV(f)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	figs, err := experiments.Figures(rows)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return err
+	}
+	names, err := experiments.WriteFigures(*out, figs)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stderr, "wrote %d plot files to %s\n", len(names), *out)
+	return nil
+}
+
+func runExperimentFP(ctx context.Context, e env, args []string) error {
+	fs := newFlagSet(e, "experiment fp", "--urls FILE[,FILE...] [flags]")
+	urls := fs.String("urls", "", "comma-separated URL files, read as if concatenated (plain or gzip, detected by content); - for stdin")
+	format := fs.String("format", "auto", "line format: auto (last tab-separated field), plain, sogouq (query-log URL column) or idurl (id<TAB>url)")
+	column := fs.Int("column", 0, "sogouq: 1-based column of the URL; 0 = the last")
+	scheme := fs.String("default-scheme", "", `scheme prefixed to URLs without one (default "" = such lines are bad; sogouq assumes http)`)
+	maxLine := fs.Int("max-line-bytes", experiments.DefaultMaxLineBytes, "longer lines are skipped and counted as bad")
+	ns := fs.String("n", "", "comma-separated numbers of URLs to insert (default: five evenly spaced values up to all)")
+	layers := fs.Int("layers", mlbf.DefaultLayers, "L, filter layers (the integrity layer comes on top)")
+	hashes := fs.Int("hashes", mlbf.DefaultHashes, "k, hash functions per layer")
+	bits := fs.Uint64("bits", mlbf.DefaultBitsPerLayer, "m, bits of the classic filter and of each paper-MLBF layer")
+	seed := fs.Uint64("seed", 1, "seed of the insertion order and of the holdout split")
+	order := fs.String("order", "shuffle", "insertion order: shuffle (seeded) or input")
+	holdout := fs.Int("holdout", 0, "URLs held out for the holdout workload (default min(100000, distinct/10); -1 for none)")
+	structs := fs.String("structures", "", "comma-separated structures (default all: "+strings.Join(experiments.AllStructures, ",")+")")
+	parallel := fs.Int("parallel", 1, "structures measured at once (2 halves the time, adds timing noise)")
+	out := fs.String("out", "experiment-out", "output directory for fp.csv, plots and report.md")
+	progress := fs.Bool("progress", true, "draw a progress bar on stderr")
+	segments := fs.String("segments", "paper", "layer split for the multi-layer filters: paper (mlbf.SplitURL: drop scheme://, split on /) or urlnorm (normalize, then urlnorm Segments with the scheme kept)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *urls == "" {
+		return fmt.Errorf("%w: --urls is required", errUsage)
+	}
+	f, err := experiments.ParseFormat(*format)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	ord, err := experiments.ParseOrder(*order)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	nList, err := parseInts(*ns)
+	if err != nil {
+		return fmt.Errorf("%w: --n: %v", errUsage, err)
+	}
+	var names []string
+	if *structs != "" {
+		if names, err = experiments.ParseStructures(strings.Split(*structs, ",")); err != nil {
+			return fmt.Errorf("%w: %v", errUsage, err)
+		}
+	}
+	var sources []experiments.Source
+	for _, p := range strings.Split(*urls, ",") {
+		if p == "" {
+			return fmt.Errorf("%w: empty file name in --urls", errUsage)
+		}
+		sources = append(sources, experiments.Source{Path: p, Stdin: e.stdin})
+	}
+	cfg := experiments.FPConfig{
+		Sources:    sources,
+		Read:       experiments.ReadOptions{Format: f, Column: *column, DefaultScheme: *scheme, MaxLineBytes: *maxLine},
+		Plan:       experiments.PlanOptions{Seed: *seed, Order: ord, Holdout: *holdout, N: nList},
+		Structures: names,
+		Filters:    experiments.StructureOptions{Layers: *layers, Hashes: *hashes, Bits: *bits},
+		Parallel:   *parallel,
+		OutDir:     *out,
+		Command:    commandLine(append([]string{"crawler", "experiment", "fp"}, args...)),
+		Log:        e.stderr,
+	}
+	switch *segments {
+	case "paper":
+	case "urlnorm":
+		n, err := urlnorm.New(urlnorm.Options{})
+		if err != nil {
+			return err
+		}
+		cfg.Filters.Segment = experiments.NormalizedSegmenter(n)
+		cfg.SegmenterName = "urlnorm: Normalize with default options, then Segments (layer 1 = scheme://host[:port]; query stays on the last segment)"
+	default:
+		return fmt.Errorf("%w: unknown --segments %q (want paper or urlnorm)", errUsage, *segments)
+	}
+	if err := cfg.Read.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if *progress {
+		cfg.Progress = e.stderr
+	}
+	_, err = experiments.RunFP(ctx, cfg)
+	return err
+}
+
+// parseInts parses a comma-separated list of positive integers; "" is nil.
+// Underscores are allowed as digit separators (1_500_000).
+func parseInts(s string) ([]int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.ParseInt(strings.ReplaceAll(strings.TrimSpace(f), "_", ""), 10, 64)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("%q is not a positive integer", f)
+		}
+		out = append(out, int(n))
+	}
+	return out, nil
+}
+
+// commandLine quotes args for a POSIX shell, so the report's command can be
+// pasted back.
+func commandLine(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		if a != "" && strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=.,/:+@") == "" {
+			q[i] = a
+		} else {
+			q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(q, " ")
+}

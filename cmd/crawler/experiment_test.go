@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func runCmd(stdin string, args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = run(context.Background(), env{stdin: strings.NewReader(stdin), stdout: &out, stderr: &errb}, args)
+	return code, out.String(), errb.String()
+}
+
+func TestExperimentFP(t *testing.T) {
+	var b strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&b, "%d\thttp://h%d.example/p/%d\n", i, i%30, i)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	code, _, stderr := runCmd(b.String(), "experiment", "fp", "--urls", "-", "--out", out,
+		"--n", "500,1_000", "--bits", "8192", "--seed", "5", "--structures", "bf,mlbf-paper", "--progress=false")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	csv, err := os.ReadFile(filepath.Join(out, "fp.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Header plus 2 structures x 2 checkpoints x 2 workloads.
+	if lines := strings.Count(string(csv), "\n"); lines != 9 {
+		t.Errorf("fp.csv has %d lines, want 9:\n%s", lines, csv)
+	}
+	report, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "crawler experiment fp --urls - --out " + out; !strings.Contains(string(report), want) {
+		t.Errorf("report.md lacks the command %q", want)
+	}
+
+	// Redraw the plots from the CSV alone.
+	replot := t.TempDir()
+	code, _, stderr = runCmd("", "experiment", "plot", "--csv", filepath.Join(out, "fp.csv"), "--out", replot)
+	if code != 0 {
+		t.Fatalf("plot: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(replot, "fp_vs_n_url-id.png")); err != nil {
+		t.Errorf("plot: %v", err)
+	}
+
+	// The same with urlnorm segmentation.
+	out2 := filepath.Join(t.TempDir(), "out")
+	code, _, stderr = runCmd(b.String(), "experiment", "fp", "--urls", "-", "--out", out2, "--segments", "urlnorm",
+		"--n", "1000", "--bits", "8192", "--structures", "mlbf", "--progress=false")
+	if code != 0 {
+		t.Fatalf("urlnorm: exit %d: %s", code, stderr)
+	}
+	report, err = os.ReadFile(filepath.Join(out2, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(report), "| segmentation | urlnorm") {
+		t.Error("report.md does not name the urlnorm segmentation")
+	}
+}
+
+func TestExperimentUsage(t *testing.T) {
+	tests := []struct {
+		args     []string
+		wantCode int
+		wantErr  string
+	}{
+		{[]string{"experiment"}, 2, "missing experiment kind"},
+		{[]string{"experiment", "-h"}, 0, "Usage: crawler experiment"},
+		{[]string{"experiment", "nope"}, 2, "unknown experiment"},
+		{[]string{"experiment", "fp"}, 2, "--urls is required"},
+		{[]string{"experiment", "fp", "--urls", "x", "--n", "0"}, 2, "not a positive integer"},
+		{[]string{"experiment", "fp", "--urls", "x", "--format", "csv"}, 2, "unknown format"},
+		{[]string{"experiment", "fp", "--urls", "x", "--order", "random"}, 2, "unknown order"},
+		{[]string{"experiment", "fp", "--urls", "x", "--structures", "bf,xyz"}, 2, "unknown structure"},
+		{[]string{"experiment", "fp", "--urls", "x,", "--out", "o"}, 2, "empty file name"},
+		{[]string{"experiment", "fp", "--urls", "x", "--segments", "words"}, 2, "unknown --segments"},
+		{[]string{"experiment", "plot"}, 2, "--csv is required"},
+		{[]string{"experiment", "plot", "--csv", "/nonexistent/fp.csv"}, 1, "no such file"},
+		{[]string{"experiment", "fp", "--urls", "/nonexistent/file", "--out", "OUT", "--progress=false"}, 1, "no such file"},
+	}
+	for _, tc := range tests {
+		args := slices.Clone(tc.args)
+		for i, a := range args {
+			if a == "OUT" {
+				args[i] = t.TempDir()
+			}
+		}
+		code, stdout, stderr := runCmd("", args...)
+		if code != tc.wantCode || !strings.Contains(stdout+stderr, tc.wantErr) {
+			t.Errorf("%v: got exit %d and %q, want %d and %q", tc.args, code, stdout+stderr, tc.wantCode, tc.wantErr)
+		}
+	}
+}
+
+func TestCommandLine(t *testing.T) {
+	tests := []struct {
+		in   []string
+		want string
+	}{
+		{[]string{"crawler", "--urls", "a.txt,b.gz"}, "crawler --urls a.txt,b.gz"},
+		{[]string{"x", "it's", ""}, `x 'it'\''s' ''`},
+		{[]string{"x", "a b"}, "x 'a b'"},
+	}
+	for _, tc := range tests {
+		if got := commandLine(tc.in); got != tc.want {
+			t.Errorf("commandLine(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

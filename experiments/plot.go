@@ -1,0 +1,306 @@
+package experiments
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// PlotFormats are the image formats every plot is written in.
+var PlotFormats = []string{"png", "svg"}
+
+const (
+	plotWidth  = 8 * vg.Inch
+	plotHeight = 5 * vg.Inch
+)
+
+// legendWidth is the strip right of the data where the legend is drawn, so
+// that it never hides a curve.
+const legendWidth = 2.7 * vg.Inch
+
+// Figure is one plot, written as Name.png and Name.svg.
+type Figure struct {
+	Name   string // file name without extension
+	Title  string
+	plot   *plot.Plot
+	legend plot.Legend
+}
+
+// Figures builds the plots of a run: FP rate vs n per workload (log scale,
+// measured points and theory lines; the paper's Fig. 5), insert time vs n
+// (Fig. 6), query time vs n per workload (Fig. 7), and FP rate vs bits per
+// URL per workload.
+func Figures(rows []Row) ([]Figure, error) {
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("experiments: no rows to plot: %w", ErrNoData)
+	}
+	structs := structureOrder(rows)
+	var figs []Figure
+	for _, wl := range workloadOrder(rows) {
+		f, err := fpVsN(rows, wl, structs)
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, f)
+	}
+	f, err := timeVsN(rows, WorkloadURLID, structs, "insert")
+	if err != nil {
+		return nil, err
+	}
+	figs = append(figs, f)
+	for _, wl := range workloadOrder(rows) {
+		f, err := timeVsN(rows, wl, structs, "query")
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, f)
+	}
+	for _, wl := range workloadOrder(rows) {
+		f, err := fpVsBits(rows, wl, structs)
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, f)
+	}
+	return figs, nil
+}
+
+// WriteFigures writes every figure in every PlotFormats format into dir and
+// returns the file names written.
+func WriteFigures(dir string, figs []Figure) ([]string, error) {
+	var names []string
+	for _, f := range figs {
+		for _, format := range PlotFormats {
+			name := f.Name + "." + format
+			if err := writeFile(filepath.Join(dir, name), func(w io.Writer) error { return f.WriteTo(w, format) }); err != nil {
+				return names, err
+			}
+			names = append(names, name)
+		}
+	}
+	return names, nil
+}
+
+// WriteTo renders the figure in format ("png" or "svg") to w: the plot,
+// with the legend in a strip on its right.
+func (f Figure) WriteTo(w io.Writer, format string) error {
+	var c vg.CanvasWriterTo
+	switch format {
+	case "png":
+		c = vgimg.PngCanvas{Canvas: vgimg.New(plotWidth+legendWidth, plotHeight)}
+	case "svg":
+		c = vgsvg.New(plotWidth+legendWidth, plotHeight)
+	default:
+		return fmt.Errorf("experiments: plot %s: unknown format %q: %w", f.Name, format, ErrInvalidOptions)
+	}
+	dc := draw.New(c)
+	f.plot.Draw(draw.Crop(dc, 0, -legendWidth, 0, 0))
+	f.legend.Draw(draw.Crop(dc, plotWidth, 0, 0, -0.6*vg.Inch))
+	if _, err := c.WriteTo(w); err != nil {
+		return fmt.Errorf("experiments: plot %s: %w", f.Name, err)
+	}
+	return nil
+}
+
+func newPlot(title, x, y string) (*plot.Plot, plot.Legend) {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = x
+	p.Y.Label.Text = y
+	p.Add(plotter.NewGrid())
+	leg := plot.NewLegend()
+	leg.Top, leg.Left = true, true
+	return p, leg
+}
+
+// logY puts the y axis on a log scale with readable tick labels.
+func logY(p *plot.Plot) {
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = plot.LogTicks{Prec: 1}
+}
+
+func fileSafe(s string) string { return strings.NewReplacer("+", "-", "/", "-", " ", "-").Replace(s) }
+
+func fpVsN(rows []Row, wl string, structs []string) (Figure, error) {
+	p, leg := newPlot(fmt.Sprintf("False-positive rate vs n (%s workload)", wl), "URLs inserted (n)", "false-positive rate (log)")
+	return fpCurves(p, leg, "fp_vs_n_"+fileSafe(wl), rows, wl, structs, func(r Row) float64 { return float64(r.N) })
+}
+
+// fpVsBits plots the rate against bits per URL. One pass per structure
+// fixes the memory, so bits per URL moves with n (total bits / n): each
+// curve runs right to left as the filter fills. For the classic filters
+// formula (1) depends on k and bits per URL only, so this is also their
+// curve at a fixed n with the memory varied; for the multi-layer filters
+// it is not quite, since distinct segments per layer do not grow in
+// proportion to n.
+func fpVsBits(rows []Row, wl string, structs []string) (Figure, error) {
+	p, leg := newPlot(fmt.Sprintf("False-positive rate vs bits per URL (%s workload)", wl), "bits per URL (total bits / n)", "false-positive rate (log)")
+	return fpCurves(p, leg, "fp_vs_bits_per_url_"+fileSafe(wl), rows, wl, structs, func(r Row) float64 { return r.BitsPerURL })
+}
+
+func fpCurves(p *plot.Plot, leg plot.Legend, name string, rows []Row, wl string, structs []string, x func(Row) float64) (Figure, error) {
+	logY(p)
+	lo, hi := math.Inf(1), 0.0
+	zeros := 0
+	type series struct {
+		name           string
+		measured, theo plotter.XYs
+	}
+	var all []series
+	for _, s := range structs {
+		var se series
+		se.name = s
+		for _, r := range rows {
+			if r.Workload != wl || r.Structure != s {
+				continue
+			}
+			if r.FPRate > 0 {
+				se.measured = append(se.measured, plotter.XY{X: x(r), Y: r.FPRate})
+				lo, hi = math.Min(lo, r.FPRate), math.Max(hi, r.FPRate)
+			} else {
+				zeros++
+			}
+			se.theo = append(se.theo, plotter.XY{X: x(r), Y: r.TheoryFPRate})
+			if r.TheoryFPRate > 0 {
+				hi = math.Max(hi, r.TheoryFPRate)
+			}
+		}
+		all = append(all, se)
+	}
+	// A log axis cannot show 0; the floor sits two decades under the
+	// smallest measured rate (theory lines below it are clipped).
+	if math.IsInf(lo, 1) {
+		lo = 1e-6
+	}
+	floor := lo / 100
+	if hi <= floor {
+		hi = floor * 100
+	}
+	for i, se := range all {
+		c := plotutil.Color(structIndex(structs, se.name))
+		if len(se.theo) > 0 {
+			theo := make(plotter.XYs, len(se.theo))
+			for j, xy := range se.theo {
+				theo[j] = plotter.XY{X: xy.X, Y: math.Max(xy.Y, floor)}
+			}
+			l, err := plotter.NewLine(theo)
+			if err != nil {
+				return Figure{}, fmt.Errorf("experiments: plot: %w", err)
+			}
+			l.Color = c
+			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+			p.Add(l)
+			leg.Add(se.name+" (theory)", l)
+		}
+		if len(se.measured) > 0 {
+			l, pts, err := plotter.NewLinePoints(se.measured)
+			if err != nil {
+				return Figure{}, fmt.Errorf("experiments: plot: %w", err)
+			}
+			l.Color = c
+			pts.Color = c
+			pts.Shape = plotutil.Shape(i)
+			p.Add(l, pts)
+			leg.Add(se.name, l, pts)
+		}
+	}
+	p.Y.Min, p.Y.Max = floor, hi*2
+	p.Title.Text += "\nsolid: measured; dashed: formula (1)/(4) (drawn on the floor when below it)"
+	if zeros > 0 {
+		p.Title.Text += fmt.Sprintf("; %d point(s) with 0 false positives not drawn", zeros)
+	}
+	return Figure{Name: name, Title: p.Title.Text, plot: p, legend: leg}, nil
+}
+
+func timeVsN(rows []Row, wl string, structs []string, what string) (Figure, error) {
+	var title, ylabel, name string
+	if what == "insert" {
+		title, ylabel, name = "Insert time vs n (mean over the first n insertions)", "ns per inserted URL", "insert_time_vs_n"
+	} else {
+		title, ylabel, name = fmt.Sprintf("Query time vs n (%s workload)", wl), "ns per query", "query_time_vs_n_"+fileSafe(wl)
+	}
+	p, leg := newPlot(title, "URLs inserted (n)", ylabel)
+	for i, s := range structs {
+		var xys plotter.XYs
+		for _, r := range rows {
+			if r.Workload == wl && r.Structure == s {
+				y := r.QueryNsPerURL
+				if what == "insert" {
+					y = r.InsertNsPerURL
+				}
+				xys = append(xys, plotter.XY{X: float64(r.N), Y: y})
+			}
+		}
+		if len(xys) == 0 {
+			continue
+		}
+		l, pts, err := plotter.NewLinePoints(xys)
+		if err != nil {
+			return Figure{}, fmt.Errorf("experiments: plot: %w", err)
+		}
+		l.Color, pts.Color, pts.Shape = plotutil.Color(i), plotutil.Color(i), plotutil.Shape(i)
+		p.Add(l, pts)
+		leg.Add(s, l, pts)
+	}
+	p.Y.Min = 0
+	return Figure{Name: name, Title: title, plot: p, legend: leg}, nil
+}
+
+func structureOrder(rows []Row) []string {
+	var s []string
+	for _, r := range rows {
+		if !slices.Contains(s, r.Structure) {
+			s = append(s, r.Structure)
+		}
+	}
+	return s
+}
+
+func workloadOrder(rows []Row) []string {
+	var w []string
+	for _, r := range rows {
+		if !slices.Contains(w, r.Workload) {
+			w = append(w, r.Workload)
+		}
+	}
+	return w
+}
+
+func structIndex(structs []string, s string) int { return slices.Index(structs, s) }
+
+// writeFile writes path through a temporary file renamed into place, so a
+// failed run never leaves a truncated output behind.
+func writeFile(path string, fn func(io.Writer) error) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("experiments: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err := fn(f); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("experiments: %w", err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("experiments: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,85 @@
+// Package fetch downloads pages with colly as the HTTP engine, enforcing
+// timeouts, size limits and an address policy; parses robots.txt (RFC
+// 9309) and caches it per site; and extracts links from HTML.
+//
+// # Basics
+//
+// A Fetcher (New) is safe for concurrent use and shares one connection
+// pool. Fetch(ctx, url) performs one GET and returns a Result: status,
+// header, body, the raw request and response heads for a WARC record, the
+// remote address, timing, and for a 2xx HTML page its effective base URL
+// and outlinks. Redirects are not followed: a 3xx Result carries Location
+// and the caller (the frontier) treats the target as a new discovered URL,
+// so every hop is normalized and deduplicated. FetchRobots follows up to
+// five redirects, as RFC 9309 section 2.3.1.2 asks.
+//
+// ParseRobots and Robots implement RFC 9309 matching; RobotsCache keeps
+// one Robots per site for at most 24 hours (longer only while refreshing
+// finds the site unreachable, up to 30 days) and fetches each site's
+// robots.txt once however many goroutines ask for it at the same time.
+// ExtractLinks and Extract are pure functions over a body.
+//
+// # Limits and defences
+//
+//   - Whole-fetch timeout (Options.FetchTimeout, default 30s) covering
+//     connect, head and body, so a server dripping bytes is cut off; plus
+//     connect, TLS-handshake and response-header timeouts.
+//   - Body cap (Options.MaxBodySize, default 10 MiB) counted after gzip
+//     decoding: fetch asks for gzip and decodes it itself, pulling at most
+//     MaxBodySize+1 decoded bytes, so a gzip bomb costs no more than a
+//     plain oversized body. A body cut at the cap is returned with
+//     Result.Truncated = "length" and no error.
+//   - robots.txt capped at 500 KiB (Options.MaxRobotsSize), with its own
+//     timeout; a cut last line is dropped.
+//   - Outlinks capped per page (Options.MaxOutlinks, default 5000), the
+//     rest counted in Result.LinksDropped.
+//   - Address policy: unless Options.AllowPrivate, the dialer refuses
+//     loopback, private, link-local, unspecified, CGNAT, unique-local,
+//     multicast, documentation and other non-global addresses. The check
+//     runs in net.Dialer.Control on the address being connected to, after
+//     resolution, so DNS rebinding cannot slip past it; environment proxies
+//     are not used, since they would bypass it.
+//
+// # Errors
+//
+// Failures are *Error values whose Kind names the cause in a stable
+// vocabulary (timeout, dns, blocked-address, connect, tls,
+// connection-reset, truncated-response, protocol, canceled, invalid-url);
+// each Kind has a sentinel for errors.Is (ErrTimeout, ErrDNS, ...). When
+// the body fails midway, Fetch returns both the partial Result (Truncated
+// "time" or "disconnect") and the *Error. An HTTP error status is not an
+// error: it is a Result.
+//
+// # How colly is used, and where fetch goes around it
+//
+// Each Fetch runs a fresh colly.Collector (built with Init, so COLLY_*
+// environment variables cannot change it) with visited-URL tracking and
+// robots.txt handling off (the frontier owns both), HTTP error statuses
+// parsed as responses, and an http.Client shared by all fetches. A fresh
+// collector per fetch is how each Fetch honours its own ctx: a Collector
+// carries one context for all its requests. Two things colly cannot do
+// are done in the client's RoundTripper, under colly: colly caps the body
+// before its own gzip decoding (a gzip bomb passes) and truncates silently,
+// and its Response lacks the raw bytes (it may re-encode the body to UTF-8),
+// the raw request and the remote address. So the RoundTripper reads and
+// decodes the body under the cap and records what WARC needs; colly then
+// gets the status and header with an empty body, since its copy would be
+// discarded (a Result is built from what the RoundTripper recorded). colly
+// therefore runs no HTML callbacks: ExtractLinks does link extraction, with
+// a streaming tokenizer instead of colly's goquery DOM. Only HTTP/1.1 is
+// spoken, so the recorded heads are the
+// ones on the wire (header order and case as Go's parser leaves them).
+//
+// # Caveats
+//
+// Nothing is persisted: RobotsCache lives in memory (at most MaxEntries
+// sites, each Robots holding the parsed rules of a file of at most 500
+// KiB), and the crawl stores Results itself.
+//
+// Cookies are not kept between fetches. Bodies in other content codings
+// than gzip (br, deflate) are returned as received, since fetch only asks
+// for gzip. Links are extracted from 2xx text/html and
+// application/xhtml+xml responses only (sniffed when there is no
+// Content-Type), from a, area, link (href), frame and iframe (src), and
+// the target of <meta http-equiv="refresh">.
+package fetch

@@ -1,0 +1,1150 @@
+package frontier
+
+import (
+	"container/heap"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Seen is the duplicate check the frontier consumes: an mlbf.Concurrent on
+// one machine, a Redis-held filter in a distributed crawl. TestAndAdd
+// inserts the URL's segments and reports whether they were (probably)
+// present before the call, in one atomic step.
+type Seen interface {
+	TestAndAdd(ctx context.Context, segments []string) (bool, error)
+}
+
+// Normalizer turns discovered references into canonical URLs and the
+// segments the seen-set is keyed by; *urlnorm.Normalizer implements it.
+type Normalizer interface {
+	Normalize(raw string) (string, error)
+	Resolve(base, ref string) (string, error)
+	Segments(canonical string) []string
+}
+
+// Store is the embedded key-value store the queue lives in. Write applies
+// the batch built by fn atomically and durably, or not at all. Get returns
+// an error matching ErrNotFound for an absent key. Ascend calls fn for the
+// keys in [start, end) in byte order until fn returns false.
+type Store interface {
+	Get(key []byte) ([]byte, error)
+	Write(fn func(w Writer) error) error
+	Ascend(start, end []byte, fn func(key, value []byte) bool) error
+}
+
+// Writer collects one atomic batch of a Store.
+type Writer interface {
+	Set(key, value []byte) error
+	Delete(key []byte) error
+}
+
+var (
+	// ErrNotFound is what Store.Get returns (possibly wrapped) for an
+	// absent key.
+	ErrNotFound = errors.New("frontier: key not found")
+	// ErrExhausted is returned by Next when nothing is queued and nothing
+	// is out.
+	ErrExhausted = errors.New("frontier: exhausted")
+	// ErrPageLimit is returned by Next when Options.MaxPages pages have
+	// been fetched.
+	ErrPageLimit = errors.New("frontier: page limit reached")
+	// ErrNotOut is returned by Done for an entry that Next did not hand
+	// out or that is already done.
+	ErrNotOut = errors.New("frontier: entry is not out")
+)
+
+// Defaults of the crawl limits shared by every frontier built on this
+// package (this one and the Redis frontier), so that the two modes cannot
+// drift apart.
+const (
+	DefaultMaxDepth      = 20               // hops (links and redirects) from a seed
+	DefaultMaxRedirects  = 10               // consecutive redirect hops
+	DefaultDelay         = time.Second      // between two requests to one host
+	DefaultMaxCrawlDelay = 30 * time.Second // cap on robots.txt Crawl-delay
+)
+
+// Scope limits which hosts a crawl follows links to.
+type Scope uint8
+
+const (
+	// ScopeHost follows links to the seeds' host names only.
+	ScopeHost Scope = iota
+	// ScopeDomain follows links within the seeds' registrable domains.
+	ScopeDomain
+	// ScopeAny follows links to any host.
+	ScopeAny
+)
+
+// ParseScope parses "host", "domain" or "any".
+func ParseScope(s string) (Scope, error) {
+	switch s {
+	case "host":
+		return ScopeHost, nil
+	case "domain":
+		return ScopeDomain, nil
+	case "any":
+		return ScopeAny, nil
+	}
+	return 0, fmt.Errorf("frontier: unknown scope %q (want host, domain or any)", s)
+}
+
+func (s Scope) String() string {
+	switch s {
+	case ScopeHost:
+		return "host"
+	case ScopeDomain:
+		return "domain"
+	case ScopeAny:
+		return "any"
+	}
+	return fmt.Sprintf("Scope(%d)", uint8(s))
+}
+
+// Options configures a Frontier. Store, Seen and Normalizer are required.
+type Options struct {
+	Store      Store
+	Seen       Seen
+	Normalizer Normalizer
+	// Domain returns the registrable domain of a host name; required with
+	// ScopeDomain (urlnorm.RegistrableDomain). When it fails, the host
+	// name itself is used.
+	Domain func(host string) (string, error)
+	// Scope of the crawl; default ScopeHost.
+	Scope Scope
+	// Allow, when not empty, admits only URLs matching one of them; Deny
+	// rejects URLs matching any. Both apply to the canonical URL, seeds
+	// included.
+	Allow, Deny []*regexp.Regexp
+	// MaxDepth is the most hops (links and redirects) from a seed; default
+	// 20, negative for none (seeds only).
+	MaxDepth int
+	// MaxRedirects is the most consecutive redirect hops; default 10,
+	// negative for none (redirect targets are not followed).
+	MaxRedirects int
+	// MaxPages stops handing out entries once that many have been
+	// fetched, counting those out; 0 (default) means no limit.
+	MaxPages uint64
+	// Delay is the least time between two requests to one host; default
+	// 1s, negative for none.
+	Delay time.Duration
+	// MaxCrawlDelay caps a robots.txt Crawl-delay; default 30s.
+	MaxCrawlDelay time.Duration
+	// HostWindow is how many entries of one host's queue memory holds;
+	// default 64.
+	HostWindow int
+	// MemoryWindow is how many entries memory holds in all; default
+	// 100,000. Every host with a queue still keeps a small record.
+	MemoryWindow int
+	// Limits are the defences against crawler traps (URL length, path
+	// segments, repeated segments, per-host budget, children per prefix);
+	// each zero field takes its default. See Limits.
+	Limits Limits
+	// Now returns the current time; default time.Now.
+	Now func() time.Time
+}
+
+// EnsureDefaults fills in the zero fields with their defaults.
+func (o *Options) EnsureDefaults() {
+	if o.MaxDepth == 0 {
+		o.MaxDepth = DefaultMaxDepth
+	}
+	if o.MaxRedirects == 0 {
+		o.MaxRedirects = DefaultMaxRedirects
+	}
+	if o.Delay == 0 {
+		o.Delay = DefaultDelay
+	}
+	if o.MaxCrawlDelay == 0 {
+		o.MaxCrawlDelay = DefaultMaxCrawlDelay
+	}
+	if o.HostWindow == 0 {
+		o.HostWindow = 64
+	}
+	if o.MemoryWindow == 0 {
+		o.MemoryWindow = 100_000
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	o.Limits.EnsureDefaults()
+}
+
+// Validate reports whether the options can make a Frontier.
+func (o *Options) Validate() error {
+	switch {
+	case o.Store == nil:
+		return errors.New("frontier: Options.Store is required")
+	case o.Seen == nil:
+		return errors.New("frontier: Options.Seen is required")
+	case o.Normalizer == nil:
+		return errors.New("frontier: Options.Normalizer is required")
+	case o.Scope > ScopeAny:
+		return fmt.Errorf("frontier: invalid scope %d", o.Scope)
+	case o.Scope == ScopeDomain && o.Domain == nil:
+		return errors.New("frontier: Options.Domain is required with ScopeDomain")
+	case o.HostWindow < 0, o.MemoryWindow < 0, o.MaxCrawlDelay < 0:
+		return errors.New("frontier: negative limit")
+	}
+	return o.Limits.Validate()
+}
+
+// Entry is one queued URL.
+type Entry struct {
+	URL       string // canonical URL
+	Depth     int    // hops (links and redirects) from a seed
+	Redirects int    // consecutive redirect hops that led here
+	Via       string // the page it was found on, or the redirecting URL; empty for seeds
+
+	host string // queue key: host[:port]
+	seq  uint64 // position in the store, 0 until committed
+}
+
+// Outcome is what a worker reports about an entry it was handed.
+type Outcome struct {
+	// Fetched is true when a request reached the host, so that the
+	// politeness delay applies; false for entries skipped before any
+	// request (robots.txt, bad address).
+	Fetched bool
+	// Failed counts the entry as an error.
+	Failed bool
+	// Base is the URL the page's links resolve against (after <base
+	// href>); empty means the entry's URL.
+	Base string
+	// Links are the page's references as written (resolved here).
+	Links []string
+	// Redirect is a 3xx response's Location, resolved against the entry's
+	// URL; it is queued one redirect hop further.
+	Redirect string
+	// CrawlDelay is the host's robots.txt Crawl-delay, 0 if none.
+	CrawlDelay time.Duration
+}
+
+// Stats is a snapshot of the frontier's counters. Pages, Errors and Queued
+// survive a restart; the discovery counters count this run only.
+type Stats struct {
+	Queued     int64  // entries in the store, including those out
+	Hosts      int    // hosts with queued entries or one out
+	InFlight   int    // entries out
+	Pages      uint64 // completed entries that reached the host
+	Errors     uint64 // completed entries that failed
+	Memory     int    // entries held in memory windows
+	Checkpoint uint64 // generation of the last seen-set checkpoint
+	Journal    int64  // seen-set inserts not covered by a checkpoint: replayed by the next Open
+
+	New              uint64     // discovered URLs queued
+	Duplicates       uint64     // discovered URLs the seen-set already held
+	OutOfScope       uint64     // rejected by scope
+	Filtered         uint64     // rejected by Allow/Deny
+	TooDeep          uint64     // rejected by MaxDepth
+	TooManyRedirects uint64     // redirect targets rejected by MaxRedirects
+	Invalid          uint64     // references that did not resolve or normalize
+	Limits           LimitStats // refused by Options.Limits
+}
+
+// Frontier is the crawl frontier. See the package documentation.
+type Frontier struct {
+	opts  Options
+	delay time.Duration // Options.Delay, never negative
+
+	// ckpt is held shared from the first seen-set insert of a batch until
+	// the batch is durable, and exclusively by Checkpoint.
+	ckpt sync.RWMutex
+	// commitMu is held by the leader of a group commit.
+	commitMu sync.Mutex
+	// ckptRun is held for the whole of a Checkpoint.
+	ckptRun sync.Mutex
+
+	adm *Admission // scope, Allow/Deny, depth, redirects and trap limits, with their counters
+
+	mu       sync.Mutex // protects the fields below
+	st       state
+	hosts    map[string]*host
+	ready    hostHeap
+	idle     []idleHost
+	pending  []*op
+	inflight int
+	// completing counts fetched entries whose batch is not applied yet:
+	// they count against MaxPages like those out.
+	completing int
+	journal    int64           // journal records (seen-set inserts) since the last checkpoint
+	released   map[uint64]bool // entries released but not done: seq -> fetched
+	mem        int
+	served     uint64
+	queued     int64
+	broken     error
+	waiters    []chan struct{} // Next calls waiting for a change, oldest first; see wakeLocked
+
+	cNew, cDup atomic.Uint64
+}
+
+type host struct {
+	name     string
+	queued   int64   // entries in the store, including the one out
+	window   []Entry // head of the queue, in order
+	spilled  bool    // the store holds entries after the window's tail
+	lastSeq  uint64  // seq of the last entry that entered the window
+	inflight bool
+	pending  int    // completed entries whose batch is not applied yet
+	out      uint64 // seq of the entry out, 0 once Done claimed it
+	readyAt  time.Time
+	served   uint64 // when it was last served, to break ties round-robin
+	index    int    // in the ready heap, -1 if not
+}
+
+type idleHost struct {
+	name    string
+	readyAt time.Time
+}
+
+// op is one batch's worth of changes, waiting for the group commit.
+type op struct {
+	done      *Entry // completed entry, nil for seeds
+	fetched   bool   // done reached its host
+	failed    bool   // done failed
+	adds      []Entry
+	seeds     []string // host names and domains, prefixed
+	err       error
+	ch        chan struct{}
+	committed bool
+}
+
+// Open returns a frontier over the store's state, replaying the journal of
+// seen-set inserts that the last checkpoint does not cover into opts.Seen.
+// The caller loads that checkpoint into the seen-set first (see
+// CheckpointGeneration).
+func Open(ctx context.Context, opts Options) (*Frontier, error) {
+	opts.EnsureDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	adm, err := NewAdmission(AdmissionOptions{
+		Normalizer:   opts.Normalizer,
+		Domain:       opts.Domain,
+		Scope:        opts.Scope,
+		Allow:        opts.Allow,
+		Deny:         opts.Deny,
+		MaxDepth:     opts.MaxDepth,
+		MaxRedirects: opts.MaxRedirects,
+		Limits:       opts.Limits,
+	})
+	if err != nil {
+		return nil, err
+	}
+	f := &Frontier{
+		opts:     opts,
+		delay:    max(opts.Delay, 0),
+		adm:      adm,
+		hosts:    map[string]*host{},
+		released: map[uint64]bool{},
+		st:       state{nextSeq: 1},
+	}
+	st, err := readState(opts.Store)
+	if err != nil {
+		return nil, err
+	}
+	if st != nil {
+		f.st = *st
+	}
+	if err := f.load(ctx); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// CheckpointGeneration returns the generation of the last seen-set
+// checkpoint recorded in the store, 0 if there is none: when it is not 0,
+// the caller must load a snapshot of at least that generation into the
+// seen-set before Open, or the state is incomplete.
+func CheckpointGeneration(s Store) (uint64, error) {
+	st, err := readState(s)
+	if err != nil || st == nil {
+		return 0, err
+	}
+	return st.checkpoint, nil
+}
+
+// StateExists reports whether the store holds a frontier's state, that is
+// whether Open resumes a crawl.
+func StateExists(s Store) (bool, error) {
+	st, err := readState(s)
+	return st != nil, err
+}
+
+func readState(s Store) (*state, error) {
+	b, err := s.Get([]byte(keyState))
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("frontier: read state: %w", err)
+	}
+	st, err := decodeState(b)
+	if err != nil {
+		return nil, err
+	}
+	if st.nextSeq == 0 {
+		return nil, &CorruptError{Key: keyState, Reason: "zero sequence"}
+	}
+	return &st, nil
+}
+
+// load reads the scope, replays the journal and builds the host records.
+func (f *Frontier) load(ctx context.Context) error {
+	s := f.opts.Store
+	var derr error
+	scan := func(prefix string, fn func(k, v []byte) error) error {
+		end := []byte(prefix)
+		end[len(end)-1]++
+		err := s.Ascend([]byte(prefix), end, func(k, v []byte) bool {
+			derr = fn(k, v)
+			return derr == nil
+		})
+		if err == nil {
+			err = derr
+		}
+		return err
+	}
+	var seedHosts, seedDoms []string
+	err := scan(prefixSeed, func(k, _ []byte) error {
+		seedHosts = append(seedHosts, string(k[len(prefixSeed):]))
+		return nil
+	})
+	if err == nil {
+		err = scan(prefixDomain, func(k, _ []byte) error {
+			seedDoms = append(seedDoms, string(k[len(prefixDomain):]))
+			return nil
+		})
+	}
+	f.adm.SetScope(seedHosts, seedDoms)
+	if err == nil {
+		err = scan(prefixJournal, func(k, v []byte) error {
+			if len(k) != len(prefixJournal)+8 || len(v) == 0 {
+				return &CorruptError{Key: string(k), Reason: "malformed journal record"}
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			f.journal++
+			_, err := f.opts.Seen.TestAndAdd(ctx, f.opts.Normalizer.Segments(string(v)))
+			return err
+		})
+	}
+	if err == nil {
+		err = scan(prefixHost, func(k, v []byte) error {
+			n, err := decodeCount(k, v)
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				return &CorruptError{Key: string(k), Reason: "zero host count"}
+			}
+			h := f.hostLocked(string(k[len(prefixHost):]))
+			h.queued = n
+			h.spilled = true
+			f.queued += n
+			heap.Push(&f.ready, h)
+			return nil
+		})
+	}
+	if err != nil {
+		var ce *CorruptError
+		if errors.As(err, &ce) {
+			return err
+		}
+		return fmt.Errorf("frontier: load state: %w", err)
+	}
+	return nil
+}
+
+// hostLocked returns the record of a host, creating it.
+func (f *Frontier) hostLocked(name string) *host {
+	h := f.hosts[name]
+	if h == nil {
+		// A new host queues behind those already waiting with the same
+		// ready time: ties are served in order of discovery.
+		f.served++
+		h = &host{name: name, index: -1, served: f.served}
+		f.hosts[name] = h
+	}
+	return h
+}
+
+// AddSeeds queues the seeds that the seen-set does not hold yet, recording
+// their host names and domains as the crawl's scope. It returns how many
+// were queued. A seed that does not normalize is an error.
+func (f *Frontier) AddSeeds(ctx context.Context, seeds []string) (int, error) {
+	f.ckpt.RLock()
+	defer f.ckpt.RUnlock()
+	o := &op{ch: make(chan struct{})}
+	canon := make([]string, 0, len(seeds))
+	for _, raw := range seeds {
+		sd, err := f.adm.ParseSeed(raw)
+		if err != nil {
+			return 0, err
+		}
+		hosts, doms := f.adm.AddScope([]string{sd.Host}, []string{sd.Domain})
+		for _, h := range hosts {
+			o.seeds = append(o.seeds, prefixSeed+h)
+		}
+		for _, d := range doms {
+			o.seeds = append(o.seeds, prefixDomain+d)
+		}
+		canon = append(canon, sd.URL)
+	}
+	for _, c := range canon {
+		cand, r := f.adm.CheckSeed(c)
+		if err := f.consider(ctx, o, cand, r); err != nil {
+			return 0, err
+		}
+	}
+	if err := f.commit(o); err != nil {
+		return 0, err
+	}
+	return len(o.adds), nil
+}
+
+// consider adds an admitted candidate to o when the seen-set reports it
+// new; it ignores a refused one (Admission counted it).
+func (f *Frontier) consider(ctx context.Context, o *op, c Candidate, r Refusal) error {
+	if r != Admitted {
+		return nil
+	}
+	seen, err := f.opts.Seen.TestAndAdd(ctx, c.Segments)
+	if err != nil {
+		return fmt.Errorf("frontier: seen-set: %w", err)
+	}
+	if seen {
+		f.cDup.Add(1)
+		return nil
+	}
+	f.adm.Added(c)
+	o.adds = append(o.adds, Entry{URL: c.URL, Depth: c.Depth, Redirects: c.Redirects, Via: c.Via, host: c.Host})
+	return nil
+}
+
+// Next hands out the next entry of the host that has waited longest among
+// those whose politeness delay has passed, blocking until there is one. It
+// returns ErrExhausted when nothing is queued or out, ErrPageLimit when
+// Options.MaxPages is reached and nothing is out, or the context's error.
+// Every entry handed out must be reported to Done.
+func (f *Frontier) Next(ctx context.Context) (Entry, error) {
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	wake := make(chan struct{}, 1) // this call's place in f.waiters
+	for {
+		if err := ctx.Err(); err != nil {
+			f.mu.Lock()
+			f.leaveLocked(wake)
+			// A wake-up this call may have taken is not its to drop: pass
+			// one on (a spare one only makes a waiter look again).
+			f.wakeLocked()
+			f.mu.Unlock()
+			return Entry{}, err
+		}
+		f.mu.Lock()
+		f.leaveLocked(wake)
+		e, wait, done, err := f.nextLocked()
+		if done {
+			// Pass the wake on while others may have something to do:
+			// an entry to take or a delay to time, or the same end to
+			// return.
+			if err != nil || len(f.ready) > 0 {
+				f.wakeLocked()
+			}
+			f.mu.Unlock()
+			return e, err
+		}
+		f.waiters = append(f.waiters, wake)
+		f.mu.Unlock()
+		var tc <-chan time.Time
+		if wait >= 0 {
+			if timer == nil {
+				timer = time.NewTimer(wait)
+			} else {
+				timer.Reset(wait)
+			}
+			tc = timer.C
+		}
+		select {
+		case <-ctx.Done():
+		case <-wake:
+		case <-tc:
+		}
+	}
+}
+
+// nextLocked is one look of Next: done with an entry or an error, or not
+// done and the time until the first ready host's delay passes (-1 for no
+// such host).
+func (f *Frontier) nextLocked() (e Entry, wait time.Duration, done bool, err error) {
+	if f.broken != nil {
+		return Entry{}, 0, true, f.broken
+	}
+	limited := f.opts.MaxPages > 0 && f.st.pages+uint64(f.inflight+f.completing) >= f.opts.MaxPages
+	switch {
+	case limited && f.inflight == 0 && f.completing == 0:
+		return Entry{}, 0, true, ErrPageLimit
+	case f.queued == 0 && f.inflight == 0:
+		return Entry{}, 0, true, ErrExhausted
+	case !limited && len(f.ready) > 0:
+		h := f.ready[0]
+		now := f.opts.Now()
+		if !h.readyAt.After(now) {
+			e, err := f.popLocked(h)
+			return e, 0, true, err
+		}
+		return Entry{}, h.readyAt.Sub(now), false, nil
+	}
+	return Entry{}, -1, false, nil
+}
+
+// wakeLocked wakes the Next call that has waited longest, if any. One
+// change wakes one waiter, which passes the wake on when it leaves work
+// behind (see Next), rather than every idle worker at once: with many
+// workers and few hosts, waking them all on every change filled the run
+// queues with goroutines that found nothing to do, ahead of the one that
+// had a fetch to make (issue #5).
+func (f *Frontier) wakeLocked() {
+	if len(f.waiters) == 0 {
+		return
+	}
+	w := f.waiters[0]
+	f.waiters[0] = nil
+	f.waiters = f.waiters[1:]
+	w <- struct{}{} // never blocks: a channel is in f.waiters at most once, and empty there
+}
+
+// leaveLocked takes wake out of f.waiters, or, if a change has already
+// taken it out, consumes that change's wake-up: the caller looks again.
+func (f *Frontier) leaveLocked(wake chan struct{}) {
+	for i, w := range f.waiters {
+		if w == wake {
+			f.waiters = slices.Delete(f.waiters, i, i+1)
+			return
+		}
+	}
+	select {
+	case <-wake:
+	default:
+	}
+}
+
+// popLocked takes the head of h's queue, loading the window from the store
+// when it is empty.
+func (f *Frontier) popLocked(h *host) (Entry, error) {
+	if len(h.window) == 0 {
+		if err := f.refillLocked(h); err != nil {
+			f.broken = err
+			return Entry{}, err
+		}
+		if len(h.window) == 0 {
+			err := &CorruptError{Key: prefixHost + h.name, Reason: fmt.Sprintf("count %d but no entries in the store", h.queued)}
+			f.broken = err
+			return Entry{}, err
+		}
+	}
+	e := h.window[0]
+	h.window[0] = Entry{}
+	h.window = h.window[1:]
+	if len(h.window) == 0 {
+		h.window = nil
+	}
+	f.mem--
+	h.inflight = true
+	h.out = e.seq
+	f.inflight++
+	heap.Remove(&f.ready, h.index)
+	return e, nil
+}
+
+func (f *Frontier) refillLocked(h *host) error {
+	limit := min(f.opts.HostWindow, max(f.opts.MemoryWindow-f.mem, 1))
+	start, end := queueRange(h.name, h.lastSeq+1)
+	var derr error
+	n := 0
+	err := f.opts.Store.Ascend(start, end, func(k, v []byte) bool {
+		seq, err := parseQueueKey(k, h.name)
+		if err != nil {
+			derr = err
+			return false
+		}
+		if seq >= f.st.nextSeq {
+			// Written by a batch that is being committed but not yet
+			// applied: applyLocked appends it to the window, which is
+			// complete up to here.
+			return false
+		}
+		e, err := decodeEntry(k, v)
+		if err != nil {
+			derr = err
+			return false
+		}
+		e.host, e.seq = h.name, seq
+		h.window = append(h.window, e)
+		h.lastSeq = seq
+		n++
+		return n < limit
+	})
+	if err != nil {
+		return fmt.Errorf("frontier: read queue of %s: %w", h.name, err)
+	}
+	if derr != nil {
+		return derr
+	}
+	f.mem += n
+	if n < limit {
+		h.spilled = false
+	}
+	return nil
+}
+
+// Release ends the request for e, which Next handed out: the host's
+// politeness delay starts now and its next entry may be handed out while
+// the caller is still archiving e and reading its links. fetched and
+// crawlDelay mean what Outcome.Fetched and Outcome.CrawlDelay mean, and
+// take their place in the Done that must follow. Release is optional: Done
+// releases an entry that was not. The entry leaves the queue only at Done,
+// so a crash in between repeats it.
+func (f *Frontier) Release(e Entry, fetched bool, crawlDelay time.Duration) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.broken != nil {
+		return f.broken
+	}
+	h := f.hosts[e.host]
+	if e.seq == 0 || h == nil || !h.inflight || h.out != e.seq {
+		return fmt.Errorf("%w: %s", ErrNotOut, e.URL)
+	}
+	f.releaseLocked(h, e.seq, fetched, crawlDelay)
+	return nil
+}
+
+// releaseLocked ends the request of h's entry seq. The entry stays in the
+// store (and counted in h.queued, as pending) until its Done batch is
+// durable; Done's wait for that batch still bounds the fetches a crash
+// can repeat to one per worker.
+func (f *Frontier) releaseLocked(h *host, seq uint64, fetched bool, crawlDelay time.Duration) {
+	delay := f.delay
+	if crawlDelay > delay {
+		delay = min(crawlDelay, max(f.opts.MaxCrawlDelay, f.delay))
+	}
+	h.out = 0
+	h.inflight = false
+	f.inflight--
+	h.pending++
+	if fetched {
+		f.completing++
+		h.readyAt = f.opts.Now().Add(delay)
+	}
+	f.released[seq] = fetched
+	f.served++
+	h.served = f.served
+	f.scheduleLocked(h)
+	f.wakeLocked()
+}
+
+// Done records the outcome of an entry handed out by Next: the entry leaves
+// the queue, its links and redirect target are checked and the new ones
+// queued, all in one durable batch; the host becomes ready again after its
+// politeness delay. Done returns after the batch is durable.
+func (f *Frontier) Done(ctx context.Context, e Entry, out Outcome) error {
+	f.ckpt.RLock()
+	defer f.ckpt.RUnlock()
+	f.mu.Lock()
+	if f.broken != nil {
+		err := f.broken
+		f.mu.Unlock()
+		return err
+	}
+	fetched, released := f.released[e.seq]
+	if !released {
+		h := f.hosts[e.host]
+		if e.seq == 0 || h == nil || !h.inflight || h.out != e.seq {
+			f.mu.Unlock()
+			return fmt.Errorf("%w: %s", ErrNotOut, e.URL)
+		}
+		// Release the host now rather than after the commit, so that its
+		// next fetch overlaps this batch's write.
+		f.releaseLocked(h, e.seq, out.Fetched, out.CrawlDelay)
+		fetched = out.Fetched
+	}
+	delete(f.released, e.seq)
+	f.mu.Unlock()
+
+	o := &op{done: &e, fetched: fetched, failed: out.Failed, ch: make(chan struct{})}
+	if out.Redirect != "" {
+		c, r := f.adm.Redirect(e, out.Redirect)
+		if err := f.consider(ctx, o, c, r); err != nil {
+			f.fail(err)
+			return err
+		}
+	}
+	for _, ref := range out.Links {
+		c, r := f.adm.Link(e, out.Base, ref)
+		if err := f.consider(ctx, o, c, r); err != nil {
+			f.fail(err)
+			return err
+		}
+	}
+	return f.commit(o)
+}
+
+// fail breaks the frontier: the seen-set may hold URLs the store does not.
+func (f *Frontier) fail(err error) {
+	f.mu.Lock()
+	if f.broken == nil {
+		f.broken = err
+	}
+	f.mu.Unlock()
+	f.notify()
+}
+
+func (f *Frontier) notify() {
+	f.mu.Lock()
+	f.wakeLocked()
+	f.mu.Unlock()
+}
+
+// commit makes o durable together with every other pending op (group
+// commit) and applies them to memory.
+func (f *Frontier) commit(o *op) error {
+	f.mu.Lock()
+	f.pending = append(f.pending, o)
+	f.mu.Unlock()
+
+	f.commitMu.Lock()
+	defer f.commitMu.Unlock()
+	f.mu.Lock()
+	if o.committed {
+		f.mu.Unlock()
+		return o.err
+	}
+	if f.broken != nil {
+		err := f.broken
+		for _, p := range f.pending {
+			p.err, p.committed = err, true
+		}
+		f.pending = nil
+		f.mu.Unlock()
+		return err
+	}
+	ops := f.pending
+	f.pending = nil
+	// Assign sequence numbers and compute the new counts; only the commit
+	// leader changes them, so they stay valid while the lock is released.
+	st := f.st
+	counts := map[string]int64{}
+	count := func(name string) int64 {
+		if n, ok := counts[name]; ok {
+			return n
+		}
+		if h := f.hosts[name]; h != nil {
+			return h.queued
+		}
+		return 0
+	}
+	for _, p := range ops {
+		if p.done != nil {
+			counts[p.done.host] = count(p.done.host) - 1
+			if p.fetched {
+				st.pages++
+			}
+			if p.failed {
+				st.errors++
+			}
+		}
+		for i := range p.adds {
+			a := &p.adds[i]
+			a.seq = st.nextSeq
+			st.nextSeq++
+			counts[a.host] = count(a.host) + 1
+		}
+	}
+	f.mu.Unlock()
+
+	err := f.opts.Store.Write(func(w Writer) error {
+		for _, p := range ops {
+			if p.done != nil {
+				if err := w.Delete(queueKey(p.done.host, p.done.seq)); err != nil {
+					return err
+				}
+			}
+			for i := range p.adds {
+				a := &p.adds[i]
+				if err := w.Set(queueKey(a.host, a.seq), encodeEntry(a)); err != nil {
+					return err
+				}
+				if err := w.Set(journalKey(a.seq), []byte(a.URL)); err != nil {
+					return err
+				}
+			}
+			for _, k := range p.seeds {
+				if err := w.Set([]byte(k), nil); err != nil {
+					return err
+				}
+			}
+		}
+		for name, n := range counts {
+			k := []byte(prefixHost + name)
+			var err error
+			if n == 0 {
+				err = w.Delete(k)
+			} else {
+				err = w.Set(k, encodeCount(n))
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return w.Set([]byte(keyState), encodeState(&st))
+	})
+
+	f.mu.Lock()
+	if err != nil {
+		err = fmt.Errorf("frontier: store write: %w", err)
+		f.broken = err
+	} else {
+		f.applyLocked(ops, st)
+	}
+	for _, p := range ops {
+		p.err, p.committed = err, true
+	}
+	f.wakeLocked()
+	f.mu.Unlock()
+	return o.err
+}
+
+func encodeCount(n int64) []byte { return binary.AppendUvarint(nil, uint64(n)) }
+
+// applyLocked brings memory in line with a committed batch.
+func (f *Frontier) applyLocked(ops []*op, st state) {
+	now := f.opts.Now()
+	f.st = st
+	touched := map[*host]bool{}
+	for _, p := range ops {
+		if p.done != nil {
+			h := f.hosts[p.done.host]
+			h.queued--
+			f.queued--
+			h.pending--
+			if p.fetched {
+				f.completing--
+			}
+			touched[h] = true
+		}
+		for _, a := range p.adds {
+			h := f.hostLocked(a.host)
+			h.queued++
+			f.queued++
+			if a.seq <= h.lastSeq {
+				// Already in the window: a refill read it from the store
+				// (defensive; refillLocked stops at unapplied entries).
+			} else if !h.spilled && len(h.window) < f.opts.HostWindow && f.mem < f.opts.MemoryWindow {
+				h.window = append(h.window, a)
+				h.lastSeq = a.seq
+				f.mem++
+			} else {
+				h.spilled = true
+			}
+			touched[h] = true
+		}
+		f.cNew.Add(uint64(len(p.adds)))
+		f.journal += int64(len(p.adds))
+	}
+	for h := range touched {
+		f.scheduleLocked(h)
+		if h.queued == 0 && !h.inflight && h.pending == 0 {
+			if !h.readyAt.After(now) {
+				delete(f.hosts, h.name)
+			} else {
+				f.idle = append(f.idle, idleHost{h.name, h.readyAt})
+			}
+		}
+	}
+	// Forget idle hosts whose delay has passed; the list is roughly in
+	// ready-time order, which is enough to keep it short.
+	for len(f.idle) > 0 && !f.idle[0].readyAt.After(now) {
+		ih := f.idle[0]
+		f.idle = f.idle[1:]
+		if h := f.hosts[ih.name]; h != nil && h.queued == 0 && !h.inflight && h.pending == 0 && h.readyAt.Equal(ih.readyAt) {
+			delete(f.hosts, ih.name)
+		}
+	}
+}
+
+// capture runs fn with inserts stopped and all earlier ones durable.
+func (f *Frontier) capture(fn func(uint64) (func(context.Context) error, error)) (gen, upto uint64, persist func(context.Context) error, err error) {
+	f.ckpt.Lock()
+	defer f.ckpt.Unlock()
+	f.mu.Lock()
+	err = f.broken
+	gen = f.st.checkpoint + 1
+	upto = f.st.nextSeq
+	f.mu.Unlock()
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	if persist, err = fn(gen); err != nil {
+		return 0, 0, nil, fmt.Errorf("frontier: checkpoint %d: %w", gen, err)
+	}
+	return gen, upto, persist, nil
+}
+
+// scheduleLocked puts h in the ready heap when it has an entry to hand out
+// (queued and not completing) and none out, and takes it out otherwise.
+func (f *Frontier) scheduleLocked(h *host) {
+	waiting := h.queued-int64(h.pending) > 0 && !h.inflight
+	switch {
+	case waiting && h.index < 0:
+		heap.Push(&f.ready, h)
+	case waiting:
+		heap.Fix(&f.ready, h.index)
+	case h.index >= 0:
+		heap.Remove(&f.ready, h.index)
+	}
+}
+
+// Checkpoint lets the caller persist the seen-set. It stops new inserts,
+// waits until every insert made so far is durable in the store, and calls
+// capture with the new checkpoint generation: capture takes a consistent
+// copy of the seen-set (mlbf's MarshalBinary, for example) and returns the
+// function that writes it out. Inserts resume before persist runs. Once
+// persist has succeeded, Checkpoint records the generation and trims the
+// journal that the copy covers. If capture or persist fails, nothing is
+// trimmed. Checkpoints run one at a time.
+func (f *Frontier) Checkpoint(ctx context.Context, capture func(generation uint64) (persist func(context.Context) error, err error)) error {
+	f.ckptRun.Lock()
+	defer f.ckptRun.Unlock()
+	gen, upto, persist, err := f.capture(capture)
+	if err != nil {
+		return err
+	}
+	if err := persist(ctx); err != nil {
+		return fmt.Errorf("frontier: checkpoint %d: %w", gen, err)
+	}
+	// Record the generation: from here on a snapshot must exist. Holding
+	// commitMu keeps commit leaders from writing an older state over it.
+	f.commitMu.Lock()
+	f.mu.Lock()
+	st := f.st
+	st.checkpoint = gen
+	f.mu.Unlock()
+	err = f.opts.Store.Write(func(w Writer) error {
+		return w.Set([]byte(keyState), encodeState(&st))
+	})
+	if err == nil {
+		f.mu.Lock()
+		f.st.checkpoint = gen
+		f.journal = int64(f.st.nextSeq - upto)
+		f.mu.Unlock()
+	}
+	f.commitMu.Unlock()
+	if err != nil {
+		err = fmt.Errorf("frontier: checkpoint %d: %w", gen, err)
+		f.fail(err)
+		return err
+	}
+	const chunk = 8192
+	from := uint64(0)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err // the rest of the journal is replayed harmlessly
+		}
+		keys := make([][]byte, 0, chunk)
+		if err := f.opts.Store.Ascend(journalKey(from), journalKey(upto), func(k, _ []byte) bool {
+			keys = append(keys, append([]byte(nil), k...))
+			return len(keys) < chunk
+		}); err != nil {
+			return fmt.Errorf("frontier: checkpoint %d: trim journal: %w", gen, err)
+		}
+		if len(keys) == 0 {
+			return nil
+		}
+		if err := f.opts.Store.Write(func(w Writer) error {
+			for _, k := range keys {
+				if err := w.Delete(k); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			err = fmt.Errorf("frontier: checkpoint %d: trim journal: %w", gen, err)
+			f.fail(err)
+			return err
+		}
+		if len(keys) < chunk {
+			return nil
+		}
+		from = binary.BigEndian.Uint64(keys[len(keys)-1][len(prefixJournal):]) + 1
+	}
+}
+
+// Stats returns the frontier's counters.
+func (f *Frontier) Stats() Stats {
+	f.mu.Lock()
+	s := Stats{
+		Queued:     f.queued,
+		InFlight:   f.inflight,
+		Pages:      f.st.pages,
+		Errors:     f.st.errors,
+		Memory:     f.mem,
+		Checkpoint: f.st.checkpoint,
+		Journal:    f.journal,
+	}
+	for _, h := range f.hosts {
+		if h.queued > 0 || h.inflight {
+			s.Hosts++
+		}
+	}
+	f.mu.Unlock()
+	s.New = f.cNew.Load()
+	s.Duplicates = f.cDup.Load()
+	a := f.adm.Stats()
+	s.OutOfScope = a.OutOfScope
+	s.Filtered = a.Filtered
+	s.TooDeep = a.TooDeep
+	s.TooManyRedirects = a.TooManyRedirects
+	s.Invalid = a.Invalid
+	s.Limits = a.Limits
+	return s
+}
+
+// hostHeap orders hosts by ready time, then by when they were last served.
+type hostHeap []*host
+
+func (q hostHeap) Len() int { return len(q) }
+func (q hostHeap) Less(i, j int) bool {
+	if !q[i].readyAt.Equal(q[j].readyAt) {
+		return q[i].readyAt.Before(q[j].readyAt)
+	}
+	return q[i].served < q[j].served
+}
+func (q hostHeap) Swap(i, j int) {
+	q[i], q[j] = q[j], q[i]
+	q[i].index = i
+	q[j].index = j
+}
+func (q *hostHeap) Push(x any) {
+	h := x.(*host)
+	h.index = len(*q)
+	*q = append(*q, h)
+}
+func (q *hostHeap) Pop() any {
+	old := *q
+	h := old[len(old)-1]
+	old[len(old)-1] = nil
+	h.index = -1
+	*q = old[:len(old)-1]
+	return h
+}

@@ -1,0 +1,216 @@
+package redisfrontier
+
+import (
+	"bufio"
+	"compress/gzip"
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/layercrawl/layercrawl/mlbf"
+)
+
+// maxURLs caps the URLs the benchmarks read: the first million.
+const maxURLs = 1_000_000
+
+// sharedDatasets is where the shared URL sets live, relative to this
+// package: ../shared beside the repository.
+const sharedDatasets = "../../../shared/datasets"
+
+var (
+	benchURLsOnce sync.Once
+	benchURLs     []string
+	benchURLsErr  error
+)
+
+// loadBenchURLs returns the first n URLs of the shared datasets, read in
+// file-name order (ada_kasztp, govuk_transition_old, kagi_smallweb_feeds,
+// phishing_database, sogouq_sample_clicks), skipping the test when the data is absent.
+func loadBenchURLs(tb testing.TB, n int) []string {
+	tb.Helper()
+	benchURLsOnce.Do(func() {
+		files, err := filepath.Glob(filepath.Join(sharedDatasets, "*.txt.gz"))
+		if err != nil || len(files) == 0 {
+			benchURLsErr = os.ErrNotExist
+			return
+		}
+		for _, name := range files {
+			f, err := os.Open(name)
+			if err != nil {
+				benchURLsErr = err
+				return
+			}
+			zr, err := gzip.NewReader(f)
+			if err != nil {
+				f.Close()
+				benchURLsErr = err
+				return
+			}
+			sc := bufio.NewScanner(zr)
+			sc.Buffer(make([]byte, 1<<16), 1<<20)
+			for sc.Scan() {
+				if line := strings.TrimSpace(sc.Text()); line != "" {
+					benchURLs = append(benchURLs, line)
+				}
+			}
+			f.Close()
+			if err := sc.Err(); err != nil {
+				benchURLsErr = err
+				return
+			}
+		}
+	})
+	if benchURLsErr != nil {
+		if os.Getenv("CI") == "true" {
+			tb.Fatalf("shared datasets at %s: %v", sharedDatasets, benchURLsErr)
+		}
+		tb.Skipf("shared datasets not found at %s (%v)", sharedDatasets, benchURLsErr)
+	}
+	if len(benchURLs) < n {
+		tb.Fatalf("shared datasets hold %d URLs, want %d", len(benchURLs), n)
+	}
+	return benchURLs[:n]
+}
+
+// serverCPU returns the Redis server's used_cpu_user+used_cpu_sys in
+// seconds (the whole server: other clients' work counts too).
+func serverCPU(tb testing.TB, c *Client) float64 {
+	info, err := c.rdb.Info(context.Background(), "cpu").Result()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var total float64
+	for _, line := range strings.Split(info, "\n") {
+		line = strings.TrimSpace(line)
+		for _, k := range []string{"used_cpu_user:", "used_cpu_sys:"} {
+			if v, ok := strings.CutPrefix(line, k); ok {
+				f, err := strconv.ParseFloat(v, 64)
+				if err != nil {
+					tb.Fatal(err)
+				}
+				total += f
+			}
+		}
+	}
+	return total
+}
+
+func usedMemory(tb testing.TB, c *Client) int64 {
+	info, err := c.rdb.Info(context.Background(), "memory").Result()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "used_memory:"); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return n
+		}
+	}
+	tb.Fatal("no used_memory in INFO memory")
+	return 0
+}
+
+// BenchmarkSeenSet compares, one worker each, the scrapy-redis baseline
+// (one SADD of the URL's SHA1 hex fingerprint per URL, one round trip
+// each) with the Redis MLBF (TestAndAddBatch, 1,000 URLs per round trip),
+// with and without the worker's local copy of known-set bits.
+// One iteration checks one URL; run with -benchtime=1000000x to check the
+// first million URLs of the shared datasets. Metrics: B/url is the growth of
+// INFO memory's used_memory over the run, keyB/url the MEMORY USAGE of the
+// keys (both per URL checked); new/url is the share reported new;
+// srvCPUus/url is the Redis server's CPU time (INFO cpu, user+sys, all
+// clients) per URL, which does not depend on how loaded the machine is.
+func BenchmarkSeenSet(b *testing.B) {
+
+	b.Run("baseline=sadd-sha1", func(b *testing.B) {
+		urls := loadBenchURLs(b, min(b.N, maxURLs))
+		c := testClient(b)
+		ctx := context.Background()
+		key := c.prefix + "dupefilter"
+		before := usedMemory(b, c)
+		cpu0 := serverCPU(b, c)
+		news := 0
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			sum := sha1.Sum([]byte(urls[i%len(urls)]))
+			n, err := c.rdb.SAdd(ctx, key, hex.EncodeToString(sum[:])).Result()
+			if err != nil {
+				b.Fatal(err)
+			}
+			news += int(n)
+		}
+		b.StopTimer()
+		cpu := serverCPU(b, c) - cpu0
+		after := usedMemory(b, c)
+		keyBytes, err := c.rdb.MemoryUsage(ctx, key, 0).Result()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(after-before)/float64(b.N), "B/url")
+		b.ReportMetric(float64(keyBytes)/float64(b.N), "keyB/url")
+		b.ReportMetric(float64(news)/float64(b.N), "new/url")
+		b.ReportMetric(cpu*1e6/float64(b.N), "srvCPUus/url")
+	})
+	b.Run("mlbf-redis/batch=1000", func(b *testing.B) { benchMLBF(b, false) })
+	b.Run("mlbf-redis/batch=1000/nolocalbits", func(b *testing.B) { benchMLBF(b, true) })
+}
+
+func benchMLBF(b *testing.B, nolocal bool) {
+	urls := loadBenchURLs(b, min(b.N, maxURLs))
+	segs := make([][]string, len(urls))
+	for i, u := range urls {
+		segs[i] = mlbf.SplitURL(u)
+	}
+	c := testClient(b)
+	ctx := context.Background()
+	before := usedMemory(b, c)
+	s, err := OpenSeen(ctx, c, SeenOptions{Filter: mlbf.Options{ExpectedURLs: uint64(max(len(urls), 1000)), FalsePositiveRate: 0.01}, NoLocalBits: nolocal})
+	if err != nil {
+		b.Fatal(err)
+	}
+	const batch = 1000
+	present := make([]bool, batch)
+	keys := make([][]string, 0, batch)
+	news := 0
+	cpu0 := serverCPU(b, c)
+	b.ResetTimer()
+	for i := 0; i < b.N; {
+		keys = keys[:0]
+		for ; i < b.N && len(keys) < batch; i++ {
+			keys = append(keys, segs[i%len(segs)])
+		}
+		if err := s.TestAndAddBatch(ctx, keys, present); err != nil {
+			b.Fatal(err)
+		}
+		for _, p := range present[:len(keys)] {
+			if !p {
+				news++
+			}
+		}
+	}
+	b.StopTimer()
+	cpu := serverCPU(b, c) - cpu0
+	after := usedMemory(b, c)
+	var keyBytes int64
+	for _, ks := range s.keys {
+		for _, k := range ks[2:] {
+			n, err := c.rdb.MemoryUsage(ctx, k, 0).Result()
+			if err == nil {
+				keyBytes += n
+			}
+		}
+	}
+	b.ReportMetric(float64(after-before)/float64(b.N), "B/url")
+	b.ReportMetric(float64(keyBytes)/float64(b.N), "keyB/url")
+	b.ReportMetric(float64(news)/float64(b.N), "new/url")
+	b.ReportMetric(cpu*1e6/float64(b.N), "srvCPUus/url")
+}

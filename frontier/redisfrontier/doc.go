@@ -1,0 +1,79 @@
+// Package redisfrontier lets several crawler processes, on one machine or
+// many, share one crawl through Redis: a seen-set (a multi-layer Bloom
+// filter held in Redis bitmaps) and a frontier (per-host queues with
+// politeness and leases). Workers talk only to Redis, never to each other.
+//
+// # Seen-set
+//
+// [Seen] implements frontier.Seen. The filter is split into N shards (by
+// default 1 on a single server and 16 on a Cluster, more if needed so that
+// no bitmap key exceeds SeenOptions.MaxKeyBytes); a URL goes to the shard its integrity hash
+// selects ([mlbf.Layout.Probes] returns that route), and each shard holds
+// all L+1 layers as bitmap keys sharing one hash tag, so every key one check
+// touches sits on one Redis Cluster slot. Every layer of a shard is
+// 1/N of the whole layer: the Redis filter holds exactly the bits of N
+// in-memory mlbf.Filter values made with [ShardOptions] (tested bit for
+// bit). Layers 1..L then see each common segment (a host) once per shard,
+// which loosens their early filtering; the integrity layer, which carries
+// the false-positive target, is unaffected.
+//
+// A check-and-insert is one Lua script call per shard (EVALSHA), atomic on
+// the server: of any number of concurrent checks of one new URL, from any
+// number of goroutines and processes, exactly one reports it new.
+// [Seen.TestAndAddBatch] checks many URLs in one pipelined round trip, and
+// concurrent [Seen.TestAndAdd] calls are gathered into such batches. The
+// parameters (mlbf.HashID, mode, layers, hashes, shard sizes, batch size)
+// are stored with the filter; a worker configured differently fails to
+// start with [ErrIncompatible]. Every script call carries an id and its
+// answer is kept for SeenOptions.ResultTTL, so a call retried after a lost
+// reply gets its first answer, not its own bits.
+//
+// # Frontier
+//
+// [Frontier] mirrors the method set of frontier.Frontier (AddSeeds, Next,
+// Done, Stats), using its Entry and Outcome types, so one crawl loop drives
+// both. Per-host queues are Redis lists; a sorted set orders the hosts that
+// may be fetched by the time they may next be fetched (politeness holds
+// across workers), and a second sorted set holds host leases with their
+// expiry: a host is out to at most one worker at a time. All frontier keys
+// share one hash tag (one Cluster slot); every state change is one Lua
+// script.
+//
+// A completed fetch is recorded in two steps: first its discovered links
+// are staged under the host's lease, then they are checked in the seen-set
+// with a batch id recorded in the stage, then the new ones are queued and
+// the lease released in one script. If the worker dies, its lease expires:
+// an unstaged entry goes back to the head of its host's queue (so at most
+// the entries in flight are fetched twice: at-least-once); a staged one is
+// finished by the next worker, which replays the seen-set calls under the
+// same ids and so gets the same answers. No discovered URL is lost.
+//
+// Every discovered link and redirect target passes the same checks as in
+// the single-machine frontier before the seen-set, through one
+// frontier.Admission per Frontier: scope, Allow/Deny, depth, redirect hops
+// and the trap limits of Options.Limits (URL length, path segments,
+// repeated segments, URLs per host, children per prefix). The static
+// checks (length, segments, repeats) behave exactly as on one machine. The
+// counting ones (MaxHostURLs, MaxChildren) and every refusal count are per
+// worker, not shared: each worker counts only the URLs it discovered and
+// queued (a host may get up to one budget per worker in all), and it
+// checks a whole page's links before the seen-set answers, so one page may
+// overshoot a budget by its own new links. [Frontier.WorkerStats] returns
+// this worker's counts; [Frontier.Stats] the shared ones.
+//
+// # Persistence and Redis restarts
+//
+// While Redis is unreachable (or loading, or failing over) every call
+// retries with exponential backoff until its context ends; nothing a
+// worker has not seen acknowledged is lost, because every write is
+// idempotent or guarded by a lease token. Redis with persistence (AOF, or
+// RDB saved at shutdown) keeps the whole crawl across a restart. Without
+// persistence the crawl's keys vanish; the seen-set detects that through
+// its per-shard markers and fails with [ErrStateLost] instead of silently
+// crawling everything again. See docs/DISTRIBUTED.md.
+//
+// # Concurrency
+//
+// Client, Seen and Frontier are safe for concurrent use. No goroutines are
+// started.
+package redisfrontier

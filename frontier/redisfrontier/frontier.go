@@ -1,0 +1,769 @@
+package redisfrontier
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/layercrawl/layercrawl/frontier"
+)
+
+// ErrCorrupt is wrapped by the errors about frontier records in Redis that
+// do not decode.
+var ErrCorrupt = errors.New("redisfrontier: corrupt record")
+
+// Options configures a Frontier. Seen and Normalizer are required; the
+// scope fields mean what they mean in frontier.Options.
+type Options struct {
+	Seen       *Seen
+	Normalizer frontier.Normalizer
+	// Domain returns the registrable domain of a host name; required with
+	// frontier.ScopeDomain.
+	Domain func(host string) (string, error)
+	// Scope of the crawl; default frontier.ScopeHost.
+	Scope frontier.Scope
+	// Allow and Deny filter canonical URLs as in frontier.Options.
+	Allow, Deny []*regexp.Regexp
+	// MaxDepth is the most hops from a seed; default 20, negative for
+	// none (the seeds only), as in frontier.Options.
+	MaxDepth int
+	// MaxRedirects is the most consecutive redirect hops; default 10,
+	// negative for none.
+	MaxRedirects int
+	// Limits are the trap limits of frontier.Options.Limits, applied to
+	// discovered links and redirect targets (not seeds) before the
+	// seen-set; each zero field takes its default, a negative one turns
+	// the check off. The per-host and per-prefix counts behind
+	// MaxHostURLs and MaxChildren are this worker's own: each worker
+	// counts the URLs it queued, so with N workers a host may get up to
+	// N times MaxHostURLs in all.
+	Limits frontier.Limits
+	// MaxPages stops handing out entries once that many have been handed
+	// out by all workers together (re-queued entries count again); 0
+	// (default) means no limit.
+	MaxPages uint64
+	// Delay is the least time between two requests to one host, across
+	// all workers; default 1s, negative for none.
+	Delay time.Duration
+	// MaxCrawlDelay caps a robots.txt Crawl-delay; default 30s.
+	MaxCrawlDelay time.Duration
+	// Lease is how long a worker holds a host after Next handed out one
+	// of its entries; when it expires without Done the entry is handed to
+	// another worker. It must exceed the whole fetch timeout. Default 2m.
+	Lease time.Duration
+	// Poll is the longest Next sleeps before looking at Redis again while
+	// no host is ready; default 200ms.
+	Poll time.Duration
+	// Now returns the current time; default time.Now. All workers should
+	// have roughly synchronized clocks: ready times and lease expiries are
+	// wall-clock milliseconds.
+	Now func() time.Time
+}
+
+// EnsureDefaults fills in the zero fields with their defaults.
+func (o *Options) EnsureDefaults() {
+	if o.MaxDepth == 0 {
+		o.MaxDepth = frontier.DefaultMaxDepth
+	}
+	if o.MaxRedirects == 0 {
+		o.MaxRedirects = frontier.DefaultMaxRedirects
+	}
+	if o.Delay == 0 {
+		o.Delay = frontier.DefaultDelay
+	}
+	if o.MaxCrawlDelay == 0 {
+		o.MaxCrawlDelay = frontier.DefaultMaxCrawlDelay
+	}
+	if o.Lease == 0 {
+		o.Lease = 2 * time.Minute
+	}
+	if o.Poll == 0 {
+		o.Poll = 200 * time.Millisecond
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	o.Limits.EnsureDefaults()
+}
+
+// Validate reports whether the options can make a Frontier.
+func (o *Options) Validate() error {
+	switch {
+	case o.Seen == nil:
+		return fmt.Errorf("%w: Options.Seen is required", ErrConfig)
+	case o.Normalizer == nil:
+		return fmt.Errorf("%w: Options.Normalizer is required", ErrConfig)
+	case o.Scope > frontier.ScopeAny:
+		return fmt.Errorf("%w: invalid scope %d", ErrConfig, o.Scope)
+	case o.Scope == frontier.ScopeDomain && o.Domain == nil:
+		return fmt.Errorf("%w: Options.Domain is required with ScopeDomain", ErrConfig)
+	case o.MaxCrawlDelay < 0, o.Lease <= 0, o.Poll <= 0:
+		return fmt.Errorf("%w: negative crawl-delay cap or non-positive lease or poll", ErrConfig)
+	}
+	if err := o.Limits.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	return nil
+}
+
+// Frontier is the shared crawl frontier of a distributed crawl. See the
+// package documentation.
+type Frontier struct {
+	c     *Client
+	opts  Options
+	delay time.Duration
+	tag   string // hash tag prefix of every frontier key
+
+	// adm holds the scope and runs every check before the seen-set,
+	// counting refusals for this worker.
+	adm *frontier.Admission
+
+	mu       sync.Mutex // protects out and scopeVer
+	out      map[string]lease
+	scopeVer string // version of the scope sets adm holds
+}
+
+// lease is an entry this worker holds.
+type lease struct {
+	host, token string
+}
+
+// record is an entry as queued in Redis.
+type record struct {
+	URL       string `json:"u"`
+	Depth     int    `json:"d,omitempty"`
+	Redirects int    `json:"r,omitempty"`
+	Via       string `json:"v,omitempty"`
+}
+
+func encodeRecord(e frontier.Entry) string {
+	b, _ := json.Marshal(record{URL: e.URL, Depth: e.Depth, Redirects: e.Redirects, Via: e.Via})
+	return string(b)
+}
+
+// decodeRecord parses a queued entry, rejecting anything that is not a
+// well-formed record of an absolute http(s) URL.
+func decodeRecord(s string) (frontier.Entry, error) {
+	var r record
+	if err := json.Unmarshal([]byte(s), &r); err != nil {
+		return frontier.Entry{}, fmt.Errorf("%w: entry %.60q: %w", ErrCorrupt, s, err)
+	}
+	if r.URL == "" || r.Depth < 0 || r.Redirects < 0 {
+		return frontier.Entry{}, fmt.Errorf("%w: entry %.60q: missing URL or negative depth", ErrCorrupt, s)
+	}
+	return frontier.Entry{URL: r.URL, Depth: r.Depth, Redirects: r.Redirects, Via: r.Via}, nil
+}
+
+// stage is what Done records under the host's lease before it touches the
+// seen-set, so that another worker can finish the completion.
+type stage struct {
+	Batch   string   `json:"b"`
+	Fetched bool     `json:"f,omitempty"`
+	Failed  bool     `json:"x,omitempty"`
+	DelayMS int64    `json:"w,omitempty"`
+	Cands   []record `json:"c,omitempty"`
+}
+
+func decodeStage(s string) (stage, error) {
+	var st stage
+	if err := json.Unmarshal([]byte(s), &st); err != nil {
+		return stage{}, fmt.Errorf("%w: stage: %w", ErrCorrupt, err)
+	}
+	if st.Batch == "" {
+		return stage{}, fmt.Errorf("%w: stage without batch id", ErrCorrupt)
+	}
+	return st, nil
+}
+
+// Open returns the crawl's shared frontier.
+func Open(ctx context.Context, c *Client, opts Options) (*Frontier, error) {
+	opts.EnsureDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	adm, err := frontier.NewAdmission(frontier.AdmissionOptions{
+		Normalizer:   opts.Normalizer,
+		Domain:       opts.Domain,
+		Scope:        opts.Scope,
+		Allow:        opts.Allow,
+		Deny:         opts.Deny,
+		MaxDepth:     opts.MaxDepth,
+		MaxRedirects: opts.MaxRedirects,
+		Limits:       opts.Limits,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	f := &Frontier{
+		c: c, opts: opts, delay: max(opts.Delay, 0),
+		tag: c.prefix + "f:{" + c.prefix + "f}",
+		adm: adm,
+		out: map[string]lease{},
+	}
+	if err := f.loadScope(ctx); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func (f *Frontier) key(name string) string { return f.tag + ":" + name }
+
+// loadScope reads the seeds' host names and domains. The version is read
+// first, so a change racing with the read makes the next Next reload.
+func (f *Frontier) loadScope(ctx context.Context) error {
+	var hosts, doms []string
+	var ver string
+	err := f.c.retry(ctx, func(ctx context.Context) error {
+		var err error
+		if ver, err = f.c.rdb.Get(ctx, f.key("scopever")).Result(); err == redis.Nil {
+			ver, err = "", nil
+		}
+		if err != nil {
+			return err
+		}
+		if hosts, err = f.c.rdb.SMembers(ctx, f.key("seedhosts")).Result(); err != nil {
+			return err
+		}
+		doms, err = f.c.rdb.SMembers(ctx, f.key("seeddomains")).Result()
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("redisfrontier: load scope: %w", err)
+	}
+	// One critical section for the sets and their version, so that a
+	// slower, older load cannot leave old sets under a newer version.
+	f.mu.Lock()
+	f.adm.SetScope(hosts, doms)
+	f.scopeVer = ver
+	f.mu.Unlock()
+	return nil
+}
+
+// nextScript reclaims expired leases and leases the host that has waited
+// longest among the ready ones. See the package documentation.
+var nextScript = redis.NewScript(`
+local tag = ARGV[1]
+local now = tonumber(ARGV[2])
+local ttl = tonumber(ARGV[3])
+local token = ARGV[4]
+local maxPages = tonumber(ARGV[5])
+local ready, leases, tok, out, stg, stats, nxt =
+  tag..':ready', tag..':leases', tag..':tok', tag..':out', tag..':stage', tag..':stats', tag..':next'
+local expired = redis.call('ZRANGEBYSCORE', leases, '-inf', now, 'LIMIT', 0, 100)
+for _, h in ipairs(expired) do
+  local st = redis.call('HGET', stg, h)
+  if st then
+    redis.call('HSET', tok, h, token)
+    redis.call('ZADD', leases, now + ttl, h)
+    redis.call('HINCRBY', stats, 'reclaimed', 1)
+    return {'stage', h, st, redis.call('HGET', out, h) or ''}
+  end
+  local e = redis.call('HGET', out, h)
+  if e then
+    redis.call('LPUSH', tag..':q:'..h, e)
+    redis.call('HINCRBY', stats, 'requeued', 1)
+  end
+  redis.call('HDEL', out, h)
+  redis.call('HDEL', tok, h)
+  redis.call('ZREM', leases, h)
+  if redis.call('LLEN', tag..':q:'..h) > 0 then
+    redis.call('ZADD', ready, now, h)
+  end
+end
+if maxPages > 0 and tonumber(redis.call('HGET', stats, 'served') or '0') >= maxPages then
+  return {'limit', redis.call('ZCARD', leases)}
+end
+while true do
+  local r = redis.call('ZRANGEBYSCORE', ready, '-inf', now, 'LIMIT', 0, 1)
+  if #r == 0 then
+    local nr = redis.call('ZRANGE', ready, 0, 0, 'WITHSCORES')
+    local nl = redis.call('ZRANGE', leases, 0, 0, 'WITHSCORES')
+    return {'wait', nr[2] or '', nl[2] or '', redis.call('ZCARD', ready), redis.call('ZCARD', leases)}
+  end
+  local h = r[1]
+  redis.call('ZREM', ready, h)
+  local e = redis.call('LPOP', tag..':q:'..h)
+  if e then
+    redis.call('HSET', out, h, e)
+    redis.call('HSET', tok, h, token)
+    redis.call('ZADD', leases, now + ttl, h)
+    redis.call('HINCRBY', stats, 'served', 1)
+    return {'ok', h, e, redis.call('GET', tag..':scopever') or ''}
+  end
+end
+`)
+
+// stageScript records a completion's candidates under the host's lease.
+var stageScript = redis.NewScript(`
+local tag = ARGV[1]
+if redis.call('HGET', tag..':tok', ARGV[2]) ~= ARGV[3] then return 0 end
+redis.call('HSET', tag..':stage', ARGV[2], ARGV[4])
+return 1
+`)
+
+// doneScript queues the new entries and releases the host's lease (when
+// the token still holds it), or, with an empty host, queues seeds once per
+// guard key.
+//
+// ARGV: tag, host, token, now, delay ms, fetched, failed, dup, guard,
+// then pairs of (host, entry).
+var doneScript = redis.NewScript(`
+local tag = ARGV[1]
+local h = ARGV[2]
+local now = tonumber(ARGV[4])
+local ready, leases, tok, out, stg, stats, nxt =
+  tag..':ready', tag..':leases', tag..':tok', tag..':out', tag..':stage', tag..':stats', tag..':next'
+if h ~= '' then
+  if redis.call('HGET', tok, h) ~= ARGV[3] then return 0 end
+elseif redis.call('SET', ARGV[9], '1', 'NX') == false then
+  return 0
+end
+local n = 0
+for i = 10, #ARGV, 2 do
+  local ah, ae = ARGV[i], ARGV[i + 1]
+  redis.call('RPUSH', tag..':q:'..ah, ae)
+  n = n + 1
+  if ah ~= h and not redis.call('ZSCORE', leases, ah) then
+    local t = tonumber(redis.call('HGET', nxt, ah) or '0')
+    if t < now then t = now end
+    redis.call('ZADD', ready, 'NX', t, ah)
+  end
+end
+redis.call('HINCRBY', stats, 'new', n)
+redis.call('HINCRBY', stats, 'dup', tonumber(ARGV[8]))
+if h ~= '' then
+  redis.call('HDEL', out, h)
+  redis.call('HDEL', tok, h)
+  redis.call('HDEL', stg, h)
+  redis.call('ZREM', leases, h)
+  local t = now
+  if ARGV[6] == '1' then
+    t = now + tonumber(ARGV[5])
+    redis.call('HSET', nxt, h, t)
+    redis.call('HINCRBY', stats, 'pages', 1)
+  end
+  if ARGV[7] == '1' then redis.call('HINCRBY', stats, 'errors', 1) end
+  redis.call('HINCRBY', stats, 'done', 1)
+  if redis.call('LLEN', tag..':q:'..h) > 0 then
+    local nt = tonumber(redis.call('HGET', nxt, h) or '0')
+    if nt > t then t = nt end
+    redis.call('ZADD', ready, t, h)
+  end
+end
+return 1
+`)
+
+func (f *Frontier) nowMS() int64 { return f.opts.Now().UnixMilli() }
+
+// AddSeeds queues the seeds the seen-set does not hold yet and records
+// their host names and domains as the crawl's scope. Every worker of a
+// crawl may call it with the same list: the list is queued once (a guard
+// key named by a hash of the list), and a worker that died half-way is
+// completed by the next caller, which replays the same seen-set batch. It
+// returns how many seeds this call queued.
+func (f *Frontier) AddSeeds(ctx context.Context, seeds []string) (int, error) {
+	var cands []record
+	var hosts, doms []any
+	for _, raw := range seeds {
+		sd, err := f.adm.ParseSeed(raw)
+		if err != nil {
+			return 0, fmt.Errorf("redisfrontier: %w", err)
+		}
+		hosts = append(hosts, sd.Host)
+		doms = append(doms, sd.Domain)
+		if c, r := f.adm.CheckSeed(sd.URL); r == frontier.Admitted {
+			cands = append(cands, record{URL: c.URL})
+		}
+	}
+	if len(seeds) == 0 {
+		return 0, nil
+	}
+	err := f.c.retry(ctx, func(ctx context.Context) error {
+		_, err := f.c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.SAdd(ctx, f.key("seedhosts"), hosts...)
+			p.SAdd(ctx, f.key("seeddomains"), doms...)
+			p.Incr(ctx, f.key("scopever"))
+			return nil
+		})
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("redisfrontier: record scope: %w", err)
+	}
+	if err := f.loadScope(ctx); err != nil {
+		return 0, err
+	}
+	var list strings.Builder
+	for _, c := range cands {
+		list.WriteString(c.URL)
+		list.WriteByte('\n')
+	}
+	id := "seeds-" + strconv.FormatUint(fnv64(list.String()), 36)
+	adds, _, dup, err := f.check(ctx, id, cands)
+	if err != nil {
+		return 0, err
+	}
+	ok, err := f.commit(ctx, "", "", false, false, 0, dup, f.key("seeded:"+id), adds)
+	if err != nil || !ok {
+		return 0, err
+	}
+	return len(adds), nil
+}
+
+// check runs the candidates through the seen-set under batch id and
+// returns the new ones with their segments and the number of duplicates.
+func (f *Frontier) check(ctx context.Context, id string, cands []record) ([]record, [][]string, uint64, error) {
+	if len(cands) == 0 {
+		return nil, nil, 0, nil
+	}
+	keys := make([][]string, len(cands))
+	for i, c := range cands {
+		keys[i] = f.opts.Normalizer.Segments(c.URL)
+	}
+	present := make([]bool, len(cands))
+	if err := f.opts.Seen.TestAndAddBatchID(ctx, id, keys, present); err != nil {
+		return nil, nil, 0, err
+	}
+	var adds []record
+	var segs [][]string
+	var dup uint64
+	for i, c := range cands {
+		if present[i] {
+			dup++
+			continue
+		}
+		adds = append(adds, c)
+		segs = append(segs, keys[i])
+	}
+	return adds, segs, dup, nil
+}
+
+// added reports the discovered URLs this worker queued to the trap
+// limits' counts (seeds, with no Via, are not counted).
+func (f *Frontier) added(adds []record, segs [][]string) {
+	for i, a := range adds {
+		if a.Via == "" {
+			continue
+		}
+		u, err := url.Parse(a.URL)
+		if err != nil {
+			continue // commit refused it
+		}
+		f.adm.Added(frontier.Candidate{URL: a.URL, Host: strings.ToLower(u.Host), Segments: segs[i], Depth: a.Depth, Redirects: a.Redirects, Via: a.Via})
+	}
+}
+
+// commit runs doneScript.
+func (f *Frontier) commit(ctx context.Context, host, token string, fetched, failed bool, delay time.Duration, dup uint64, guard string, adds []record) (bool, error) {
+	args := []any{f.tag, host, token, f.nowMS(), delay.Milliseconds(), b01(fetched), b01(failed), dup, guard}
+	for _, a := range adds {
+		u, err := url.Parse(a.URL)
+		if err != nil || u.Host == "" {
+			return false, fmt.Errorf("%w: queued URL %q has no host", ErrCorrupt, a.URL)
+		}
+		b, _ := json.Marshal(a)
+		args = append(args, strings.ToLower(u.Host), string(b))
+	}
+	var n int64
+	err := f.c.retry(ctx, func(ctx context.Context) error {
+		var err error
+		n, err = doneScript.Run(ctx, f.c.rdb, []string{f.key("ready")}, args...).Int64()
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("redisfrontier: commit: %w", err)
+	}
+	return n == 1, nil
+}
+
+func b01(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Next leases the host that has waited longest among those whose
+// politeness delay has passed and hands out the head of its queue,
+// blocking until there is one. Before that it reclaims expired leases of
+// dead workers: their entries go back to the head of their queues, and a
+// completion a dead worker had staged is finished here. It returns
+// frontier.ErrExhausted when no host has queued entries and no lease is
+// outstanding, frontier.ErrPageLimit when Options.MaxPages entries were
+// handed out and no lease is outstanding, or the context's error. Every
+// entry handed out must be reported to Done.
+func (f *Frontier) Next(ctx context.Context) (frontier.Entry, error) {
+	for {
+		token := f.opts.Seen.NewBatchID()
+		var res []any
+		err := f.c.retry(ctx, func(ctx context.Context) error {
+			var err error
+			res, err = nextScript.Run(ctx, f.c.rdb, []string{f.key("ready")},
+				f.tag, f.nowMS(), f.opts.Lease.Milliseconds(), token, f.opts.MaxPages).Slice()
+			return err
+		})
+		if err != nil {
+			return frontier.Entry{}, fmt.Errorf("redisfrontier: next: %w", err)
+		}
+		if len(res) == 0 {
+			return frontier.Entry{}, fmt.Errorf("%w: empty reply from next", ErrCorrupt)
+		}
+		switch res[0] {
+		case "ok":
+			host, _ := res[1].(string)
+			e, err := decodeRecord(str(res[2]))
+			if err != nil {
+				return frontier.Entry{}, err
+			}
+			f.mu.Lock()
+			f.out[e.URL] = lease{host: host, token: token}
+			stale := f.scopeVer != str(res[3])
+			f.mu.Unlock()
+			if stale {
+				// Seeds were added since the scope was read (the
+				// entry may be one of them): Done must see them.
+				if err := f.loadScope(ctx); err != nil {
+					return frontier.Entry{}, err
+				}
+			}
+			return e, nil
+		case "stage":
+			if err := f.finishStage(ctx, str(res[1]), token, str(res[2])); err != nil {
+				return frontier.Entry{}, err
+			}
+			continue
+		case "limit":
+			if n, _ := res[1].(int64); n == 0 {
+				return frontier.Entry{}, frontier.ErrPageLimit
+			}
+			if err := sleep(ctx, f.opts.Poll); err != nil {
+				return frontier.Entry{}, err
+			}
+			continue
+		case "wait":
+			nready, _ := res[3].(int64)
+			nleases, _ := res[4].(int64)
+			if nready == 0 && nleases == 0 {
+				return frontier.Entry{}, frontier.ErrExhausted
+			}
+			wait := f.opts.Poll
+			now := f.nowMS()
+			for _, s := range []string{str(res[1]), str(res[2])} {
+				if t, err := strconv.ParseFloat(s, 64); err == nil {
+					wait = min(wait, time.Duration(int64(t)-now)*time.Millisecond)
+				}
+			}
+			if err := sleep(ctx, max(wait, time.Millisecond)); err != nil {
+				return frontier.Entry{}, err
+			}
+		default:
+			return frontier.Entry{}, fmt.Errorf("%w: reply %v from next", ErrCorrupt, res[0])
+		}
+	}
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// finishStage completes a dead worker's staged completion under the lease
+// token this worker now holds: the same seen-set batch id gives the same
+// answers, so exactly the URLs it found new are queued.
+func (f *Frontier) finishStage(ctx context.Context, host, token, blob string) error {
+	st, err := decodeStage(blob)
+	if err != nil {
+		return err
+	}
+	adds, segs, dup, err := f.check(ctx, st.Batch, st.Cands)
+	if err != nil {
+		return err
+	}
+	ok, err := f.commit(ctx, host, token, st.Fetched, st.Failed, time.Duration(st.DelayMS)*time.Millisecond, dup, "", adds)
+	if ok {
+		f.added(adds, segs)
+	}
+	return err
+}
+
+// Done records the outcome of an entry handed out by Next: its links and
+// redirect target are checked and the new ones queued, the host's lease is
+// released and the host becomes ready after its politeness delay (across
+// all workers). It returns frontier.ErrNotOut (wrapped) for an entry this
+// worker does not hold. When the lease expired meanwhile, the entry was
+// handed to another worker: Done then queues nothing (the other fetch will
+// discover the same links) and returns nil.
+func (f *Frontier) Done(ctx context.Context, e frontier.Entry, out frontier.Outcome) error {
+	f.mu.Lock()
+	l, ok := f.out[e.URL]
+	delete(f.out, e.URL)
+	f.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("%w: %s", frontier.ErrNotOut, e.URL)
+	}
+	delay := time.Duration(0)
+	if out.Fetched {
+		delay = f.delay
+		if out.CrawlDelay > delay {
+			delay = min(out.CrawlDelay, max(f.opts.MaxCrawlDelay, f.delay))
+		}
+	}
+	var cands []record
+	inBatch := map[string]bool{}
+	add := func(c frontier.Candidate, r frontier.Refusal) {
+		if r != frontier.Admitted || inBatch[c.URL] {
+			return
+		}
+		inBatch[c.URL] = true
+		cands = append(cands, record{URL: c.URL, Depth: c.Depth, Redirects: c.Redirects, Via: c.Via})
+	}
+	if out.Redirect != "" {
+		add(f.adm.Redirect(e, out.Redirect))
+	}
+	for _, ref := range out.Links {
+		add(f.adm.Link(e, out.Base, ref))
+	}
+	st := stage{Batch: f.opts.Seen.NewBatchID(), Fetched: out.Fetched, Failed: out.Failed, DelayMS: delay.Milliseconds(), Cands: cands}
+	if len(cands) > 0 {
+		blob, _ := json.Marshal(st)
+		var n int64
+		err := f.c.retry(ctx, func(ctx context.Context) error {
+			var err error
+			n, err = stageScript.Run(ctx, f.c.rdb, []string{f.key("tok")}, f.tag, l.host, l.token, string(blob)).Int64()
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("redisfrontier: stage: %w", err)
+		}
+		if n == 0 {
+			return nil // lease lost: the entry is someone else's now
+		}
+	}
+	adds, segs, dup, err := f.check(ctx, st.Batch, cands)
+	if err != nil {
+		return err
+	}
+	queued, err := f.commit(ctx, l.host, l.token, out.Fetched, out.Failed, delay, dup, "", adds)
+	if queued {
+		f.added(adds, segs)
+	}
+	return err
+}
+
+// WorkerStats returns what this worker's checks refused, by reason,
+// including the trap limits (Limits): unlike Stats, these counts are not
+// shared, each worker counts the links it discovered.
+func (f *Frontier) WorkerStats() frontier.AdmissionStats {
+	return f.adm.Stats()
+}
+
+// Release mirrors frontier.Frontier.Release so that one crawl loop drives
+// both frontiers. Here it only checks that e is out: the host stays leased
+// until Done, because the lease is what hands a dead worker's entry to
+// another worker, so the politeness delay starts at Done rather than at
+// Release. Release does no I/O.
+func (f *Frontier) Release(e frontier.Entry, fetched bool, crawlDelay time.Duration) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.out[e.URL]; !ok {
+		return fmt.Errorf("%w: %s", frontier.ErrNotOut, e.URL)
+	}
+	return nil
+}
+
+// Stats is a snapshot of a distributed crawl's shared counters.
+type Stats struct {
+	Queued    int64  // entries in the host queues (not counting those out)
+	Hosts     int64  // hosts with queued entries and no lease
+	Leased    int64  // hosts out to a worker (entries in flight)
+	Served    uint64 // entries handed out (re-handed ones count again)
+	Done      uint64 // entries completed
+	Pages     uint64 // completed entries that reached the host
+	Errors    uint64 // completed entries that failed
+	New       uint64 // discovered URLs queued
+	Dup       uint64 // discovered URLs the seen-set already held
+	Requeued  uint64 // entries of expired leases put back
+	Reclaimed uint64 // staged completions of expired leases finished by another worker
+}
+
+// Stats reads the shared counters. Queued is summed over the host queues
+// (one LLEN per host with a queue), so it costs a round trip per 1,000
+// hosts.
+func (f *Frontier) Stats(ctx context.Context) (Stats, error) {
+	return readStats(ctx, f.c, f.tag)
+}
+
+// ReadStats reads the counters of the crawl with the client's prefix
+// without opening a frontier (for crawler status).
+func ReadStats(ctx context.Context, c *Client) (Stats, error) {
+	return readStats(ctx, c, c.prefix+"f:{"+c.prefix+"f}")
+}
+
+func readStats(ctx context.Context, c *Client, tag string) (Stats, error) {
+	var st Stats
+	err := c.retry(ctx, func(ctx context.Context) error {
+		st = Stats{}
+		m, err := c.rdb.HGetAll(ctx, tag+":stats").Result()
+		if err != nil {
+			return err
+		}
+		u := func(k string) uint64 { v, _ := strconv.ParseUint(m[k], 10, 64); return v }
+		st.Served, st.Done, st.Pages, st.Errors = u("served"), u("done"), u("pages"), u("errors")
+		st.New, st.Dup, st.Requeued, st.Reclaimed = u("new"), u("dup"), u("requeued"), u("reclaimed")
+		if st.Leased, err = c.rdb.ZCard(ctx, tag+":leases").Result(); err != nil {
+			return err
+		}
+		if st.Hosts, err = c.rdb.ZCard(ctx, tag+":ready").Result(); err != nil {
+			return err
+		}
+		var hosts []string
+		for _, set := range []string{":ready", ":leases"} {
+			h, err := c.rdb.ZRange(ctx, tag+set, 0, -1).Result()
+			if err != nil {
+				return err
+			}
+			hosts = append(hosts, h...)
+		}
+		for len(hosts) > 0 {
+			n := min(len(hosts), 1000)
+			cmds, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+				for _, h := range hosts[:n] {
+					p.LLen(ctx, tag+":q:"+h)
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			for _, cmd := range cmds {
+				st.Queued += cmd.(*redis.IntCmd).Val()
+			}
+			hosts = hosts[n:]
+		}
+		return nil
+	})
+	if err != nil {
+		return Stats{}, fmt.Errorf("redisfrontier: stats: %w", err)
+	}
+	return st, nil
+}

@@ -1,0 +1,163 @@
+package redisfrontier
+
+import (
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// privateRedis runs a redis-server of its own on a free port with the
+// append-only file (fsynced every second; a clean shutdown flushes it), in
+// dir. It skips the test when
+// redis-server is not installed (fails it when CI=true).
+type privateRedis struct {
+	t    *testing.T
+	port int
+	dir  string
+	cmd  *exec.Cmd
+}
+
+func startPrivateRedis(t *testing.T) *privateRedis {
+	t.Helper()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("redis-server not installed (CI=true: required)")
+		}
+		t.Skip("redis-server not installed")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	r := &privateRedis{t: t, port: port, dir: t.TempDir()}
+	r.start()
+	t.Cleanup(func() { r.stop() })
+	return r
+}
+
+func (r *privateRedis) addr() string { return "127.0.0.1:" + strconv.Itoa(r.port) }
+
+func (r *privateRedis) start() {
+	r.t.Helper()
+	r.cmd = exec.Command("redis-server", "--port", strconv.Itoa(r.port), "--bind", "127.0.0.1",
+		"--dir", r.dir, "--appendonly", "yes", "--appendfsync", "everysec", "--save", "", "--daemonize", "no",
+		"--logfile", "")
+	r.cmd.Stdout, r.cmd.Stderr = nil, nil
+	if err := r.cmd.Start(); err != nil {
+		r.t.Fatal(err)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: r.addr(), MaxRetries: -1})
+	defer rdb.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for rdb.Ping(context.Background()).Err() != nil {
+		if time.Now().After(deadline) {
+			r.t.Fatalf("private redis-server on %s did not answer in 10s", r.addr())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// stop shuts the server down (SIGTERM: it flushes the AOF) and waits.
+func (r *privateRedis) stop() {
+	if r.cmd == nil || r.cmd.Process == nil {
+		return
+	}
+	r.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { r.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		r.cmd.Process.Kill()
+		<-done
+	}
+	r.cmd = nil
+}
+
+// TestCrawlSurvivesRedisRestart: two workers crawl a 900-page graph on a
+// private Redis with AOF persistence, which is shut down mid-crawl and
+// started again 700ms later. The workers retry meanwhile and the crawl
+// completes with every page fetched; at most the entries in flight at the
+// restart are fetched twice.
+func TestCrawlSurvivesRedisRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("restarts a private redis-server: skipped in -short")
+	}
+	r := startPrivateRedis(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	g := graph{n: 900}
+	const goroutines = 3
+	var mu sync.Mutex
+	count := make([]int, g.n)
+	var total atomic.Int64
+	fetched := func(i int) {
+		mu.Lock()
+		count[i]++
+		mu.Unlock()
+		total.Add(1)
+		time.Sleep(time.Millisecond)
+	}
+	workers := make([]*Frontier, 2)
+	for i := range workers {
+		c, err := Dial(ctx, Config{URL: "redis://" + r.addr(), Prefix: "restart:", MinBackoff: 20 * time.Millisecond, MaxBackoff: 300 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		workers[i] = openTestFrontier(t, c, Options{Delay: -1, Poll: 20 * time.Millisecond})
+	}
+	if _, err := workers[0].AddSeeds(ctx, g.seeds()); err != nil {
+		t.Fatal(err)
+	}
+	errs := make([]error, len(workers))
+	var wg sync.WaitGroup
+	for i, f := range workers {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = crawlGraph(ctx, f, g, goroutines, fetched) }()
+	}
+	for total.Load() < 250 {
+		if ctx.Err() != nil {
+			t.Fatal("crawl did not reach 250 pages")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	r.stop()
+	atRestart := total.Load()
+	time.Sleep(700 * time.Millisecond)
+	r.start()
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("worker %d: %v", i, err)
+		}
+	}
+	twice := 0
+	for i, n := range count {
+		switch {
+		case n == 0:
+			t.Errorf("page %d never fetched", i)
+		case n > 2:
+			t.Errorf("page %d fetched %d times", i, n)
+		case n == 2:
+			twice++
+		}
+	}
+	if twice > len(workers)*goroutines {
+		t.Errorf("%d pages fetched twice, want at most the %d in flight", twice, len(workers)*goroutines)
+	}
+	if atRestart >= int64(g.n) {
+		t.Errorf("the restart came after the crawl had ended (%d pages)", atRestart)
+	}
+	t.Logf("restart after %d pages; pages fetched twice: %d", atRestart, twice)
+}

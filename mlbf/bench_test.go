@@ -1,0 +1,358 @@
+package mlbf
+
+import (
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bits-and-blooms/bloom/v3"
+)
+
+// Benchmarks compare, side by side in one run, the time per key of
+// TestAndAdd over N distinct keys for bits-and-blooms/bloom/v3 (the
+// baseline, sized for N keys at 1% by its NewWithEstimates), this package's
+// classic filter and the paper and improved MLBFs at the same total memory
+// as the baseline. One benchmark op inserts all N keys into a fresh filter;
+// the ns/key metric is the figure to compare. Keys are generated in chunks
+// of 2^20 outside the timed region.
+//
+//	go test -run XXX -bench 'TestAndAdd/keys=gen1M' ./mlbf/
+//	go test -run XXX -bench 'TestAndAdd/keys=datasets' ./mlbf/          (needs ../shared)
+//	MLBF_BENCH_LARGE=1 go test -run XXX -bench 'TestAndAdd/keys=gen40M' -benchtime 1x -timeout 60m ./mlbf/
+//
+// MLBF_BENCH_IMPLS=improved,improved-batch (say) limits the run to those
+// implementations beside the baseline.
+//
+// gen10M and gen40M are skipped unless MLBF_BENCH_LARGE=1 (40M keys: about
+// 50 MB per filter and a few minutes).
+func BenchmarkTestAndAdd(b *testing.B) {
+	sets := []struct {
+		name  string
+		n     int
+		large bool
+	}{
+		{"gen1M", 1 << 20, false},
+		{"datasets", 0, false},
+		{"gen10M", 10_000_000, true},
+		{"gen40M", 40_000_000, true},
+	}
+	for _, set := range sets {
+		b.Run("keys="+set.name, func(b *testing.B) {
+			if set.large && os.Getenv("MLBF_BENCH_LARGE") != "1" {
+				b.Skip("set MLBF_BENCH_LARGE=1 to run (RAM and minutes)")
+			}
+			src := newKeySource(b, set.name, set.n)
+			benchImpls(b, src)
+		})
+	}
+}
+
+// keySource yields the keys of a set chunk by chunk, the same sequence on
+// every pass.
+type keySource struct {
+	n      int
+	fixed  *keyChunk // the datasets, held whole
+	gen    func() *urlGen
+	chunk  keyChunk
+	sample [][]string // for sizing the layers
+}
+
+const chunkKeys = 1 << 20
+
+func newKeySource(b *testing.B, name string, n int) *keySource {
+	if name == "datasets" {
+		urls := loadDatasets(b)
+		var k keyChunk
+		k.fromURLs(urls)
+		return &keySource{n: len(urls), fixed: &k, sample: k.segs}
+	}
+	s := &keySource{n: n, gen: func() *urlGen { return newURLGen(uint64(n), 42) }}
+	// Sample the first 2^20 keys for the per-depth segment counts.
+	var k keyChunk
+	k.fill(s.gen(), min(n, chunkKeys))
+	s.sample = k.segs
+	return s
+}
+
+// fromURLs makes a chunk of given URLs.
+func (k *keyChunk) fromURLs(urls []string) {
+	for _, u := range urls {
+		k.urls = append(k.urls, []byte(u))
+		k.segs = append(k.segs, SplitURL(u))
+	}
+}
+
+// each calls fn for every chunk, stopping the timer while generating.
+func (s *keySource) each(b *testing.B, fn func(k *keyChunk)) {
+	if s.fixed != nil {
+		fn(s.fixed)
+		return
+	}
+	g := s.gen()
+	for done := 0; done < s.n; done += chunkKeys {
+		b.StopTimer()
+		s.chunk.fill(g, min(chunkKeys, s.n-done))
+		b.StartTimer()
+		fn(&s.chunk)
+	}
+}
+
+// improvedSizes derives improved-mode layer sizes for n keys from the
+// sample's segment counts (deep layers scaled by n/sample, the host layer
+// by the square root, as hosts saturate), then scales them to total bits.
+func improvedSizes(sample [][]string, n int, total uint64, k int) []uint64 {
+	est := EstimateSegments(sample, DefaultLayers)
+	scale := float64(n) / float64(len(sample))
+	for i := range est {
+		f := scale
+		if i == 0 && scale > 1 {
+			f = sqrt(scale)
+		}
+		est[i] = uint64(float64(est[i]) * f)
+	}
+	o := Options{ExpectedURLs: uint64(n), ExpectedSegments: est, Hashes: k}
+	o.EnsureDefaults()
+	sizes, err := o.layerSizes()
+	if err != nil {
+		panic(err)
+	}
+	var sum uint64
+	for _, s := range sizes {
+		sum += s
+	}
+	for i := range sizes {
+		sizes[i] = roundBlocks(uint64(float64(sizes[i]) * float64(total) / float64(sum)))
+	}
+	return sizes
+}
+
+// impl is one filter under benchmark: run inserts a chunk of keys and
+// returns how many were reported present.
+type impl struct {
+	name string
+	run  func(k *keyChunk) int
+}
+
+func newImpls(n int, sample [][]string) (impls []impl, total uint64) {
+	base := bloom.NewWithEstimates(uint(n), 0.01)
+	total = uint64(base.Cap())
+	layers := improvedSizes(sample, n, total, DefaultHashes)
+	bb := bloom.New(uint(total), base.K())
+	cl, _ := NewClassic(total, int(base.K()))
+	pf, _ := New(Options{Mode: Paper, BitsPerLayer: total / (DefaultLayers + 1)})
+	imp, _ := New(Options{LayerBits: layers})
+	conc, _ := NewConcurrent(Options{LayerBits: layers})
+	batch, _ := NewConcurrent(Options{LayerBits: layers})
+	fbatch, _ := New(Options{LayerBits: layers})
+	present := make([]bool, 256)
+	segs := func(f func([]string) bool) func(k *keyChunk) int {
+		return func(k *keyChunk) int {
+			fp := 0
+			for _, s := range k.segs {
+				if f(s) {
+					fp++
+				}
+			}
+			return fp
+		}
+	}
+	all := []impl{
+		{"bitsandblooms", func(k *keyChunk) int {
+			fp := 0
+			for _, u := range k.urls {
+				if bb.TestAndAdd(u) {
+					fp++
+				}
+			}
+			return fp
+		}},
+		{"classic", func(k *keyChunk) int {
+			fp := 0
+			for _, u := range k.urls {
+				if cl.TestAndAdd(u) {
+					fp++
+				}
+			}
+			return fp
+		}},
+		{"paper", segs(pf.TestAndAdd)},
+		{"improved", segs(imp.TestAndAdd)},
+		{"improved-concurrent", segs(conc.TestAndAdd)},
+		{"improved-batch", func(k *keyChunk) int {
+			fp := 0
+			for i := 0; i < len(k.segs); i += len(present) {
+				keys := k.segs[i:min(i+len(present), len(k.segs))]
+				batch.TestAndAddBatch(keys, present)
+				for _, p := range present[:len(keys)] {
+					if p {
+						fp++
+					}
+				}
+			}
+			return fp
+		}},
+		{"improved-filter-batch", func(k *keyChunk) int {
+			fp := 0
+			for i := 0; i < len(k.segs); i += len(present) {
+				keys := k.segs[i:min(i+len(present), len(k.segs))]
+				fbatch.TestAndAddBatch(keys, present)
+				for _, p := range present[:len(keys)] {
+					if p {
+						fp++
+					}
+				}
+			}
+			return fp
+		}},
+	}
+	// MLBF_BENCH_IMPLS=name,name,... runs only those (the baseline always).
+	only := os.Getenv("MLBF_BENCH_IMPLS")
+	if only == "" {
+		return all, total
+	}
+	impls = all[:1]
+	for _, im := range all[1:] {
+		if strings.Contains(","+only+",", ","+im.name+",") {
+			impls = append(impls, im)
+		}
+	}
+	return impls, total
+}
+
+// benchImpls runs every implementation over the same keys, interleaved
+// chunk by chunk so that the load of a shared machine hits them alike, and
+// reports per implementation the wall and thread-CPU time per key (on a
+// shared machine the CPU time is the fair figure), allocations per key and the
+// rate of "present" answers (every key is distinct, so these are false
+// positives at the fill reached when each key was inserted).
+func benchImpls(b *testing.B, src *keySource) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	n := src.n
+	b.ReportAllocs()
+	for range b.N {
+		b.StopTimer()
+		impls, total := newImpls(n, src.sample)
+		elapsed := make([]time.Duration, len(impls))
+		cpu := make([]time.Duration, len(impls))
+		allocs := make([]uint64, len(impls))
+		fps := make([]int, len(impls))
+		var ms runtime.MemStats
+		b.StartTimer()
+		src.each(b, func(k *keyChunk) {
+			for i, im := range impls {
+				runtime.ReadMemStats(&ms)
+				before := ms.Mallocs
+				start, startCPU := time.Now(), threadCPU()
+				fps[i] += im.run(k)
+				elapsed[i] += time.Since(start)
+				cpu[i] += threadCPU() - startCPU
+				runtime.ReadMemStats(&ms)
+				allocs[i] += ms.Mallocs - before
+			}
+		})
+		b.StopTimer()
+		for i, im := range impls {
+			b.ReportMetric(float64(elapsed[i].Nanoseconds())/float64(n), im.name+"-ns/key")
+			b.ReportMetric(float64(cpu[i].Nanoseconds())/float64(n), im.name+"-cpu-ns/key")
+			b.ReportMetric(float64(allocs[i])/float64(n), im.name+"-allocs/key")
+			b.ReportMetric(float64(fps[i])/float64(n), im.name+"-fp")
+		}
+		for i, im := range impls[1:] {
+			b.ReportMetric(float64(cpu[i+1])/float64(cpu[0]), im.name+"/bitsandblooms-cpu")
+			b.ReportMetric(float64(elapsed[i+1])/float64(elapsed[0]), im.name+"/bitsandblooms-wall")
+		}
+		b.ReportMetric(float64(total)/float64(n), "bits/key")
+		b.StartTimer()
+	}
+}
+
+func sqrt(x float64) float64 {
+	r := x
+	for i := 0; i < 60; i++ {
+		r = (r + x/r) / 2
+	}
+	return r
+}
+
+// BenchmarkOps measures single calls on a filter holding 2^20 generated
+// keys, reporting allocations per call (the contract is zero).
+func BenchmarkOps(b *testing.B) {
+	var k keyChunk
+	k.fill(newURLGen(chunkKeys, 7), chunkKeys)
+	f, _ := New(Options{ExpectedURLs: chunkKeys})
+	p, _ := New(Options{Mode: Paper, BitsPerLayer: 1 << 24})
+	c, _ := NewConcurrent(Options{ExpectedURLs: chunkKeys})
+	cl, _ := NewClassicFor(chunkKeys, 0.01)
+	for _, s := range k.segs[:chunkKeys/2] {
+		f.Add(s)
+		p.Add(s)
+		c.Add(s)
+	}
+	mask := chunkKeys - 1
+	// cpu reports the thread CPU time per op beside the wall time.
+	cpu := func(b *testing.B, fn func(b *testing.B)) {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		b.ReportAllocs()
+		start := threadCPU()
+		fn(b)
+		b.ReportMetric(float64((threadCPU()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	}
+	b.Run("improved-Test", func(b *testing.B) {
+		cpu(b, func(b *testing.B) {
+			for i := range b.N {
+				f.Test(k.segs[i&mask])
+			}
+		})
+	})
+	b.Run("improved-TestAndAdd", func(b *testing.B) {
+		cpu(b, func(b *testing.B) {
+			for i := range b.N {
+				f.TestAndAdd(k.segs[i&mask])
+			}
+		})
+	})
+	b.Run("paper-TestAndAdd", func(b *testing.B) {
+		cpu(b, func(b *testing.B) {
+			for i := range b.N {
+				p.TestAndAdd(k.segs[i&mask])
+			}
+		})
+	})
+	b.Run("concurrent-TestAndAdd", func(b *testing.B) {
+		cpu(b, func(b *testing.B) {
+			for i := range b.N {
+				c.TestAndAdd(k.segs[i&mask])
+			}
+		})
+	})
+	b.Run("concurrent-TestAndAdd-parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			i := 0
+			for pb.Next() {
+				c.TestAndAdd(k.segs[i&mask])
+				i += 7
+			}
+		})
+	})
+	b.Run("concurrent-TestAndAddBatch", func(b *testing.B) {
+		cpu(b, func(b *testing.B) {
+			present := make([]bool, 64)
+			for i := 0; i < b.N; i += 64 {
+				start := i & mask
+				c.TestAndAddBatch(k.segs[start:start+min(64, b.N-i)], present)
+			}
+		})
+	})
+	b.Run("classic-TestAndAdd", func(b *testing.B) {
+		cpu(b, func(b *testing.B) {
+			for i := range b.N {
+				cl.TestAndAdd(k.urls[i&mask])
+			}
+		})
+	})
+}

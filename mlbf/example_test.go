@@ -1,0 +1,102 @@
+package mlbf_test
+
+import (
+	"bytes"
+	"fmt"
+	"log"
+
+	"github.com/layercrawl/layercrawl/mlbf"
+)
+
+// A crawler checks and inserts every discovered URL in one call and queues
+// only the new ones.
+func Example() {
+	seen, err := mlbf.NewConcurrent(mlbf.Options{ExpectedURLs: 1_000_000, FalsePositiveRate: 0.001})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, u := range []string{
+		"https://example.com/a/b",
+		"https://example.com/b/a",
+		"https://example.com/a/b", // a duplicate
+		"https://example.org/",
+	} {
+		if seen.TestAndAdd(mlbf.SplitURL(u)) {
+			fmt.Println("skip ", u)
+			continue
+		}
+		fmt.Println("queue", u)
+	}
+	// Output:
+	// queue https://example.com/a/b
+	// queue https://example.com/b/a
+	// skip  https://example.com/a/b
+	// queue https://example.org/
+}
+
+// A filter saved with WriteTo or MarshalBinary is read back with ReadFrom or
+// UnmarshalBinary, by a Filter or a Concurrent; workers can also Merge the
+// filters of others.
+func Example_persistence() {
+	f, err := mlbf.New(mlbf.Options{ExpectedURLs: 10_000})
+	if err != nil {
+		log.Fatal(err)
+	}
+	f.Add(mlbf.SplitURL("http://example.com/index.html"))
+
+	var buf bytes.Buffer
+	if _, err := f.WriteTo(&buf); err != nil {
+		log.Fatal(err)
+	}
+	var restored mlbf.Concurrent
+	if _, err := restored.ReadFrom(&buf); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(restored.Test(mlbf.SplitURL("http://example.com/index.html")))
+	fmt.Println(restored.Test(mlbf.SplitURL("http://example.com/other.html")))
+
+	other, err := mlbf.NewConcurrent(mlbf.Options{ExpectedURLs: 10_000})
+	if err != nil {
+		log.Fatal(err)
+	}
+	other.Add(mlbf.SplitURL("http://example.com/other.html"))
+	if err := restored.Merge(other); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(restored.Test(mlbf.SplitURL("http://example.com/other.html")))
+	// Output:
+	// true
+	// false
+	// true
+}
+
+// Improved-mode layers are sized from the distinct segments expected at each
+// depth, estimated on a sample and scaled by the caller; the integrity layer
+// carries the overall false-positive target.
+func Example_sizing() {
+	sample := [][]string{}
+	for i := 0; i < 1000; i++ {
+		sample = append(sample, mlbf.SplitURL(fmt.Sprintf("https://site%d.example/news/%d/story-%d.html", i%10, i%100, i)))
+	}
+	perDepth := mlbf.EstimateSegments(sample, 4)
+	fmt.Println("distinct segments per depth in the sample:", perDepth)
+
+	// Size for 100x the sample: hosts and sections saturate, stories scale.
+	expected := []uint64{perDepth[0] * 2, perDepth[1] * 2, perDepth[2] * 10, perDepth[3] * 100}
+	f, err := mlbf.New(mlbf.Options{
+		ExpectedURLs:      100_000,
+		FalsePositiveRate: 0.01,
+		ExpectedSegments:  expected,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("bits per layer:", f.LayerBits())
+
+	m, k := mlbf.EstimateParameters(100_000, 0.01)
+	fmt.Printf("a classic filter would use m=%d, k=%d; formula (1) gives %.4f\n", m, k, mlbf.FalsePositiveRate(k, m, 100_000))
+	// Output:
+	// distinct segments per depth in the sample: [10 1 100 1000]
+	// bits per layer: [512 512 2048 190464 1261056]
+	// a classic filter would use m=958506, k=7; formula (1) gives 0.0100
+}

@@ -1,0 +1,284 @@
+package mlbf
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// layer is one Bloom filter inside the bit array.
+type layer struct {
+	off    uint64 // first word in core.words
+	bits   uint64 // m of this layer
+	blocks uint64 // improved mode: bits / 512
+}
+
+// core is the bit array and geometry shared by Filter and Concurrent.
+type core struct {
+	mode   Mode
+	L      int
+	k      int
+	layers []layer // L+1, the last is the integrity layer
+	words  []uint64
+}
+
+func newCore(mode Mode, L, k int, sizes []uint64) *core {
+	c := &core{mode: mode, L: L, k: k, layers: make([]layer, len(sizes))}
+	var off uint64
+	for i, b := range sizes {
+		c.layers[i] = layer{off: off, bits: b, blocks: b / blockBits}
+		if mode == Paper {
+			off += (b + 63) / 64
+		} else {
+			off += b / 64
+		}
+	}
+	c.words = alignedWords(off)
+	return c
+}
+
+// alignedWords returns n zeroed words starting on a 64-byte boundary, so
+// that every 512-bit block is one cache line.
+func alignedWords(n uint64) []uint64 {
+	w := make([]uint64, n+blockWords)
+	adviseHugePages(w)
+	skip := (blockBits/8 - uintptr(unsafe.Pointer(&w[0]))%(blockBits/8)) % (blockBits / 8) / 8
+	return w[skip : uint64(skip)+n : uint64(skip)+n]
+}
+
+func (c *core) hash(seg []string, kh *keyHash) {
+	hashKey(seg, c.L, c.mode == Improved, kh)
+}
+
+// totalBits is the sum of the layer sizes.
+func (c *core) totalBits() uint64 {
+	var t uint64
+	for _, l := range c.layers {
+		t += l.bits
+	}
+	return t
+}
+
+// blockWord returns the first word of the block holding layer i's probes
+// for hash lo (improved mode).
+func (c *core) blockWord(i int, lo uint64) uint64 {
+	l := &c.layers[i]
+	return l.off + fastrange(lo, l.blocks)*blockWords
+}
+
+// test is Algorithm 2 (paper mode) or the improved query: it returns false at
+// the first missing bit.
+func (c *core) test(kh *keyHash) bool {
+	if c.mode == Paper {
+		return c.paperTestAndAdd(kh, false)
+	}
+	w := c.words
+	for i := 0; i <= kh.n; i++ {
+		lo, hi := kh.lo[i], kh.hi[i]
+		li := i
+		if i == kh.n {
+			lo, hi, li = kh.ilo, kh.ihi, c.L
+		}
+		base := c.blockWord(li, lo)
+		for j := 0; j < c.k; j++ {
+			b := blockBit(hi, j)
+			if w[base+b>>6]&(1<<(b&63)) == 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// testAndAdd sets all the key's bits and reports whether all were set.
+// Improved mode is branch-free per probe: the block addresses of all
+// layers are known from the hashes, so their cache misses overlap.
+func (c *core) testAndAdd(kh *keyHash) bool {
+	if c.mode == Paper {
+		return c.paperTestAndAdd(kh, true)
+	}
+	w := c.words
+	var missing uint64
+	for i := 0; i <= kh.n; i++ {
+		lo, hi := kh.lo[i], kh.hi[i]
+		li := i
+		if i == kh.n {
+			lo, hi, li = kh.ilo, kh.ihi, c.L
+		}
+		blk := w[c.blockWord(li, lo):][:blockWords:blockWords]
+		for j := 0; j < c.k; j++ {
+			b := blockBit(hi, j)
+			bit := uint64(1) << (b & 63)
+			old := blk[b>>6]
+			missing |= ^old & bit
+			blk[b>>6] = old | bit
+		}
+	}
+	return missing == 0
+}
+
+// paperTestAndAdd runs Algorithm 1 (add) or Algorithm 2 (!add) of the paper:
+// the same k positions Hash_j(a_i) mod m in every layer i, LAddr[j] ^=
+// Hash_j(a_i), then the integrity bits LAddr[j] mod m.
+func (c *core) paperTestAndAdd(kh *keyHash, add bool) bool {
+	var laddr [MaxHashes]uint64
+	w := c.words
+	present := true
+	for i := 0; i < kh.n; i++ {
+		l := &c.layers[i]
+		for j := 0; j < c.k; j++ {
+			pos := paperPos(kh.lo[i], kh.hi[i], j, l.bits)
+			laddr[j] ^= pos
+			p := &w[l.off+pos>>6]
+			bit := uint64(1) << (pos & 63)
+			if *p&bit == 0 {
+				if !add {
+					return false
+				}
+				present = false
+				*p |= bit
+			}
+		}
+	}
+	l := &c.layers[c.L]
+	for j := 0; j < c.k; j++ {
+		// The XOR of values below m can reach the next power of two
+		// minus one; the paper is silent, we reduce it mod m.
+		pos := laddr[j] % l.bits
+		p := &w[l.off+pos>>6]
+		bit := uint64(1) << (pos & 63)
+		if *p&bit == 0 {
+			if !add {
+				return false
+			}
+			present = false
+			*p |= bit
+		}
+	}
+	return present
+}
+
+// sameShape reports whether c and o have identical parameters.
+func (c *core) sameShape(o *core) error {
+	if c.mode != o.mode || c.L != o.L || c.k != o.k || len(c.layers) != len(o.layers) {
+		return fmt.Errorf("%w: mode/layers/hashes %v/%d/%d vs %v/%d/%d", ErrIncompatible,
+			c.mode, c.L, c.k, o.mode, o.L, o.k)
+	}
+	for i := range c.layers {
+		if c.layers[i].bits != o.layers[i].bits {
+			return fmt.Errorf("%w: layer %d has %d bits vs %d", ErrIncompatible, i+1, c.layers[i].bits, o.layers[i].bits)
+		}
+	}
+	return nil
+}
+
+// Filter is a multi-layer Bloom filter. It is not safe for concurrent use;
+// see Concurrent.
+type Filter struct {
+	c *core
+}
+
+// New returns an empty filter for the options (copied; defaults applied).
+func New(opts Options) (*Filter, error) {
+	c, err := buildCore(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Filter{c: c}, nil
+}
+
+func buildCore(opts Options) (*core, error) {
+	o := opts
+	o.LayerBits = append([]uint64(nil), opts.LayerBits...)
+	o.ExpectedSegments = append([]uint64(nil), opts.ExpectedSegments...)
+	if opts.ExpectedSegments == nil {
+		o.ExpectedSegments = nil
+	}
+	o.EnsureDefaults()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	sizes, err := o.layerSizes()
+	if err != nil {
+		return nil, err
+	}
+	return newCore(o.Mode, o.Layers, o.Hashes, sizes), nil
+}
+
+// Add inserts the key given as its segments.
+func (f *Filter) Add(seg []string) {
+	var kh keyHash
+	f.c.hash(seg, &kh)
+	f.c.testAndAdd(&kh)
+}
+
+// Test reports whether the key is (probably) present: false is certain.
+func (f *Filter) Test(seg []string) bool {
+	var kh keyHash
+	f.c.hash(seg, &kh)
+	return f.c.test(&kh)
+}
+
+// TestAndAdd inserts the key and reports whether it was (probably) present
+// before the call.
+func (f *Filter) TestAndAdd(seg []string) bool {
+	var kh keyHash
+	f.c.hash(seg, &kh)
+	return f.c.testAndAdd(&kh)
+}
+
+// TestAndAddBatch is TestAndAdd for every key in keys, writing the results
+// into present[:len(keys)] (it panics if present is shorter). It hashes a
+// chunk of keys and touches all their blocks before testing and setting, so
+// that the cache misses of different keys overlap. A key repeated within
+// the batch is reported present from its second occurrence on.
+func (f *Filter) TestAndAddBatch(keys [][]string, present []bool) {
+	_ = present[:len(keys)]
+	var khs [batchChunk]keyHash
+	for start := 0; start < len(keys); start += batchChunk {
+		chunk := keys[start:min(start+batchChunk, len(keys))]
+		for i, seg := range chunk {
+			f.c.hash(seg, &khs[i])
+		}
+		var sink uint64
+		for i := range chunk {
+			sink += f.c.touch(&khs[i])
+		}
+		keepAlive(sink)
+		for i := range chunk {
+			present[start+i] = f.c.testAndAdd(&khs[i])
+		}
+	}
+}
+
+// TotalBits is the size of the filter in bits, all layers included.
+func (f *Filter) TotalBits() uint64 { return f.c.totalBits() }
+
+// Mode returns the filter's mode.
+func (f *Filter) Mode() Mode { return f.c.mode }
+
+// LayerBits returns the size in bits of each layer, the integrity layer
+// last.
+func (f *Filter) LayerBits() []uint64 { return f.c.layerBits() }
+
+func (c *core) layerBits() []uint64 {
+	out := make([]uint64, len(c.layers))
+	for i, l := range c.layers {
+		out[i] = l.bits
+	}
+	return out
+}
+
+// Merge ORs other into f, so that f holds the keys of both. It fails with an
+// error wrapping ErrIncompatible unless both have identical parameters.
+func (f *Filter) Merge(other *Filter) error {
+	if err := f.c.sameShape(other.c); err != nil {
+		return err
+	}
+	for i, w := range other.c.words {
+		f.c.words[i] |= w
+	}
+	return nil
+}
+
+// Stats describes the filter's current fill.
+func (f *Filter) Stats() Stats { return f.c.stats(f.c.words, false) }

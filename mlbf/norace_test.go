@@ -1,0 +1,5 @@
+//go:build !race
+
+package mlbf
+
+const raceEnabled = false

@@ -1,0 +1,211 @@
+package storage
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Entry is one line of the crawl log: one fetch attempt.
+type Entry struct {
+	URL         string    `json:"url"`
+	Status      int       `json:"status"`       // HTTP status; 0 when the fetch failed
+	Error       string    `json:"error"`        // empty on success
+	ContentType string    `json:"content_type"` // as sent by the server
+	Bytes       int64     `json:"bytes"`        // body bytes kept (after decompression and truncation)
+	Depth       int       `json:"depth"`        // link hops from the seeds
+	Via         string    `json:"via"`          // the page the URL was found on; empty for seeds
+	FetchedAt   time.Time `json:"fetched_at"`   // start of the fetch; written as RFC 3339 with nanoseconds, UTC
+	DurationMS  float64   `json:"duration_ms"`  // wall time of the fetch in milliseconds
+
+	Location     string `json:"location,omitempty"`       // redirect target of a 3xx
+	Truncated    string `json:"truncated,omitempty"`      // why the body was cut ("length", "time", ...), as in WARC-Truncated
+	IP           string `json:"ip,omitempty"`             // address connected to
+	WARCFile     string `json:"warc_file,omitempty"`      // base name of the WARC file holding the response
+	WARCRecordID string `json:"warc_record_id,omitempty"` // WARC-Record-ID of the response record
+}
+
+// CrawlLog appends Entries as JSON lines. It is safe for concurrent use.
+// Lines are buffered: Flush hands them to the operating system (they then
+// survive a crash of the process), Sync also fsyncs them (they then survive a
+// crash of the machine). A crawler that checkpoints its frontier should Sync
+// the log first, so that every URL the checkpoint marks done has its line.
+type CrawlLog struct {
+	mu     sync.Mutex // protects f, w, buf and closed
+	f      *os.File
+	w      *bufio.Writer
+	buf    bytes.Buffer
+	closed bool
+	torn   int64
+}
+
+// OpenCrawlLog opens the log at path for appending, creating it (and its
+// directory) when absent. If the file does not end with a newline, the last
+// line was torn by a crash; OpenCrawlLog truncates it away (TornBytes says
+// how many bytes) so that every line in the file is a whole JSON object.
+func OpenCrawlLog(path string) (*CrawlLog, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("storage: crawl log: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("storage: crawl log: %w", err)
+	}
+	torn, err := truncateTornLine(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("storage: crawl log %s: %w", path, err)
+	}
+	if _, err := f.Seek(0, io.SeekEnd); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("storage: crawl log %s: %w", path, err)
+	}
+	return &CrawlLog{f: f, w: bufio.NewWriterSize(f, 64<<10), torn: torn}, nil
+}
+
+// truncateTornLine cuts f after its last newline and returns how many bytes
+// it cut.
+func truncateTornLine(f *os.File) (int64, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	size := fi.Size()
+	const chunk = 64 << 10
+	buf := make([]byte, chunk)
+	end := size
+	for end > 0 {
+		start := max(end-chunk, 0)
+		n, err := f.ReadAt(buf[:end-start], start)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return 0, err
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			keep := start + int64(i) + 1
+			if keep == size {
+				return 0, nil
+			}
+			return size - keep, truncSync(f, keep)
+		}
+		end = start
+	}
+	if size == 0 {
+		return 0, nil
+	}
+	return size, truncSync(f, 0)
+}
+
+func truncSync(f *os.File, n int64) error {
+	if err := f.Truncate(n); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+// TornBytes returns how many bytes of a torn last line OpenCrawlLog removed.
+func (l *CrawlLog) TornBytes() int64 { return l.torn }
+
+// Write appends e as one line. FetchedAt is converted to UTC.
+func (l *CrawlLog) Write(e Entry) error {
+	e.FetchedAt = e.FetchedAt.UTC()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
+	l.buf.Reset()
+	enc := json.NewEncoder(&l.buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(&e); err != nil { // Encode appends the newline
+		return fmt.Errorf("storage: crawl log: %w", err)
+	}
+	if _, err := l.w.Write(l.buf.Bytes()); err != nil {
+		return fmt.Errorf("storage: crawl log: %w", err)
+	}
+	return nil
+}
+
+// Flush writes buffered lines to the file.
+func (l *CrawlLog) Flush() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
+	return l.flushLocked()
+}
+
+func (l *CrawlLog) flushLocked() error {
+	if err := l.w.Flush(); err != nil {
+		return fmt.Errorf("storage: crawl log: %w", err)
+	}
+	return nil
+}
+
+// Sync flushes and fsyncs the log.
+func (l *CrawlLog) Sync() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
+	if err := l.flushLocked(); err != nil {
+		return err
+	}
+	if err := l.f.Sync(); err != nil {
+		return fmt.Errorf("storage: crawl log: %w", err)
+	}
+	return nil
+}
+
+// Close syncs and closes the log. Calls after Close return ErrClosed.
+func (l *CrawlLog) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
+	l.closed = true
+	err := l.flushLocked()
+	if serr := l.f.Sync(); err == nil && serr != nil {
+		err = fmt.Errorf("storage: crawl log: %w", serr)
+	}
+	if cerr := l.f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("storage: crawl log: %w", cerr)
+	}
+	return err
+}
+
+// ReadCrawlLog calls fn for every entry of a crawl log in order. A last line
+// without a newline (torn by a crash) is skipped; any other line that is not
+// a JSON object gives an error matching ErrCorrupt that names the line. An
+// error from fn stops the read and is returned as is.
+func ReadCrawlLog(r io.Reader, fn func(Entry) error) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for line := 1; ; line++ {
+		b, err := br.ReadBytes('\n')
+		if errors.Is(err, io.EOF) {
+			return nil // b, if any, is a torn last line
+		}
+		if err != nil {
+			return fmt.Errorf("storage: crawl log: %w", err)
+		}
+		var e Entry
+		if t := bytes.TrimLeft(b, " \t\r"); len(t) == 0 || t[0] != '{' {
+			return fmt.Errorf("%w: crawl log line %d: not a JSON object", ErrCorrupt, line)
+		}
+		if err := json.Unmarshal(b, &e); err != nil {
+			return fmt.Errorf("%w: crawl log line %d: %v", ErrCorrupt, line, err)
+		}
+		if err := fn(e); err != nil {
+			return err
+		}
+	}
+}

@@ -1,0 +1,63 @@
+// Package storage persists a crawl: an embedded key-value store for the
+// frontier, per-host state and filter snapshots; atomic snapshot files; WARC
+// 1.1 output; and the JSON-lines crawl log.
+//
+// # Store
+//
+// Open opens an ordered key-value store in a directory. Get, Write and Ascend
+// are safe for concurrent use. Write applies a batch atomically and syncs it
+// before returning, so a batch that Write acknowledged survives a crash of
+// the process or the machine, and a batch it did not acknowledge is either
+// wholly present or wholly absent.
+//
+// The engine is pebble (github.com/cockroachdb/pebble), chosen over bbolt
+// (go.etcd.io/bbolt) by replaying the frontier's workload on both (per-host
+// FIFO queues q/<host>\x00<seq>, a journal, per-host counters; synced batches
+// of 256 entries; popping round-robin from the heads; 2 million URLs): see
+// docs/BENCHMARKS.md for the figures and the command. pebble wrote faster,
+// popped faster, and used a fraction of bbolt's disk and memory: a B+tree
+// file never shrinks after the queue drains, and its memory-mapped pages
+// count in the process's RSS, which the frontier must keep bounded. The
+// engine is not part of the API; the bbolt adapter lives in a test file, so
+// that the comparison can be re-run without linking bbolt into the binary.
+//
+// A store records its format version. Open never starts afresh over existing
+// data: a directory holding something else fails with ErrForeign, damage the
+// engine detects fails with ErrCorrupt, a newer format with ErrVersion. An
+// engine directory with no key at all (a crash between creating the files and
+// writing the format record) is initialised.
+//
+// # Atomic files
+//
+// WriteFileAtomic replaces a file so that after any crash it holds the whole
+// old or the whole new content: temporary file in the same directory, fsync,
+// rename, fsync of the directory. ReadFileAtomic tells a missing file
+// (fs.ErrNotExist: a first run) from one that does not decode (ErrCorrupt,
+// *CorruptError: report it, do not start afresh).
+//
+// # WARC
+//
+// WARCWriter writes WARC 1.1 files of gzip-compressed records (one member per
+// record), each file opening with a warcinfo record, then a request and a
+// response record per Exchange, rotated by size. It is safe for concurrent
+// use. A crash leaves at most the last request/response pair of the last
+// file torn; WARCReader returns every whole record before it and then an
+// error matching ErrTruncated. A new writer starts a new file rather than
+// appending. ResponseHead and RequestHead format HTTP heads that match a
+// body stored decoded. The files are checked with the independent reader
+// warcio.js in the tests.
+//
+// # Crawl log
+//
+// CrawlLog appends one JSON object per line per fetch attempt. It is safe
+// for concurrent use and buffered: Flush hands lines to the operating
+// system, Sync also fsyncs them, Close does both. A crash can leave a torn
+// last line; OpenCrawlLog truncates it away before appending (TornBytes
+// reports how much), and ReadCrawlLog skips it.
+//
+// # Errors
+//
+// Errors are prefixed "storage: " and wrap their cause. Sentinels to test
+// with errors.Is: ErrNotFound, ErrCorrupt, ErrForeign, ErrVersion,
+// ErrClosed, ErrInvalidExchange, ErrTruncated.
+package storage

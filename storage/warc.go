@@ -1,0 +1,603 @@
+package storage
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/sha1"
+	"encoding/base32"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/klauspost/compress/gzip"
+)
+
+// WARC errors, matched with errors.Is.
+var (
+	// ErrInvalidExchange means an Exchange cannot be written as it is (a
+	// missing target URI or head, a header value with a line break).
+	ErrInvalidExchange = errors.New("storage: invalid exchange for WARC")
+	// ErrTruncated means a WARC file ends inside a record: the file was
+	// being written when its writer crashed.
+	ErrTruncated = errors.New("storage: WARC record truncated")
+)
+
+// WARCOptions configures NewWARCWriter. The zero value is valid.
+type WARCOptions struct {
+	// Prefix starts every file name: <Prefix>-<UTC timestamp>-<serial>.warc.gz.
+	// Default "layercrawl".
+	Prefix string
+	// MaxFileSize is the size in bytes beyond which the writer starts a
+	// new file. A file is rotated before a record pair that would make it
+	// exceed MaxFileSize, so files stay below it unless one pair is larger
+	// by itself. Default 1 GiB.
+	MaxFileSize int64
+	// Software is the warcinfo "software" field. Default "layercrawl".
+	Software string
+	// Info holds extra warcinfo fields (for example "operator",
+	// "isPartOf", "http-header-user-agent", "robots"), written in name
+	// order. Default none.
+	Info map[string]string
+	// GzipLevel is the compression level of every record's gzip member,
+	// gzip.HuffmanOnly to gzip.BestCompression. Default
+	// gzip.DefaultCompression.
+	GzipLevel int
+
+	now func() time.Time // tests; default time.Now
+}
+
+// EnsureDefaults fills zero fields with their documented defaults.
+func (o *WARCOptions) EnsureDefaults() {
+	if o.Prefix == "" {
+		o.Prefix = "layercrawl"
+	}
+	if o.MaxFileSize == 0 {
+		o.MaxFileSize = 1 << 30
+	}
+	if o.Software == "" {
+		o.Software = "layercrawl"
+	}
+	if o.GzipLevel == 0 {
+		o.GzipLevel = gzip.DefaultCompression
+	}
+	if o.now == nil {
+		o.now = time.Now
+	}
+}
+
+// Validate reports options that cannot work.
+func (o *WARCOptions) Validate() error {
+	if strings.ContainsAny(o.Prefix, `/\`) || strings.HasPrefix(o.Prefix, ".") {
+		return fmt.Errorf("storage: WARC prefix %q must be a plain file name start", o.Prefix)
+	}
+	if o.MaxFileSize < 0 {
+		return fmt.Errorf("storage: negative WARC MaxFileSize %d", o.MaxFileSize)
+	}
+	if o.GzipLevel != 0 && (o.GzipLevel < gzip.HuffmanOnly || o.GzipLevel > gzip.BestCompression) {
+		return fmt.Errorf("storage: WARC GzipLevel %d out of range", o.GzipLevel)
+	}
+	for k, v := range o.Info {
+		if !isToken(k) || strings.ContainsAny(v, "\r\n") {
+			return fmt.Errorf("storage: bad warcinfo field %q: %q", k, v)
+		}
+	}
+	return nil
+}
+
+// Exchange is one HTTP request and its response, as the crawler saw them.
+type Exchange struct {
+	// TargetURI is the URL fetched. Required.
+	TargetURI string
+	// IP is the address connected to; empty when unknown.
+	IP string
+	// Date is when the fetch started; zero means now.
+	Date time.Time
+	// RequestHead is the request line and header fields, CRLF-separated,
+	// as from RequestHead. Required.
+	RequestHead []byte
+	// RequestBody is the request's body; usually empty.
+	RequestBody []byte
+	// ResponseHead is the status line and header fields, as from
+	// ResponseHead. Required.
+	ResponseHead []byte
+	// Body is the response's entity body as stored (see ResponseHead).
+	Body []byte
+	// Truncated says why Body is incomplete, as a WARC-Truncated value:
+	// "length", "time", "disconnect" or "unspecified". Empty when whole.
+	Truncated string
+}
+
+// maxPooledRecord is the largest compressed pair whose buffer is kept for
+// reuse; larger ones (big bodies are rare) are left to the garbage collector.
+const maxPooledRecord = 4 << 20
+
+// WARCRef says where Write put an exchange.
+type WARCRef struct {
+	File       string // base name of the WARC file
+	Offset     int64  // offset of the request record's gzip member
+	Length     int64  // compressed length of both records
+	RequestID  string // WARC-Record-ID of the request record
+	ResponseID string // WARC-Record-ID of the response record
+}
+
+// WARCWriter writes WARC 1.1 files: a warcinfo record at the start of every
+// file, then a request and a response record per Exchange, each record in
+// its own gzip member. It is safe for concurrent use; records are
+// compressed by the calling goroutine and appended under a lock, with one
+// write call per exchange.
+//
+// Crash behaviour: a record pair is appended with a single write, and a
+// failed write is cut off again, so the file only ever grows by whole pairs.
+// A crash of the process or machine during that write can leave at most the
+// last pair incomplete; WARCReader reports it as ErrTruncated after every
+// whole record. A new writer never appends to an existing file: it starts a
+// new one with the next serial number.
+type WARCWriter struct {
+	dir  string
+	opts WARCOptions
+	pool sync.Pool // of *recordBuilder
+
+	mu      sync.Mutex // protects the fields below
+	f       *os.File
+	name    string
+	size    int64
+	infoEnd int64 // size of the current file's warcinfo: a file is never rotated with nothing else in it
+	serial  int
+	closed  bool
+	err     error // sticky: the file could not be restored after a failed write
+}
+
+// NewWARCWriter returns a writer of WARC files in dir, creating dir if
+// needed. The first file is created by the first Write.
+func NewWARCWriter(dir string, opts WARCOptions) (*WARCWriter, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts.EnsureDefaults()
+	info := make(map[string]string, len(opts.Info))
+	for k, v := range opts.Info {
+		info[k] = v
+	}
+	opts.Info = info
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("storage: WARC dir: %w", err)
+	}
+	serial, err := lastSerial(dir, opts.Prefix)
+	if err != nil {
+		return nil, err
+	}
+	return &WARCWriter{dir: dir, opts: opts, serial: serial}, nil
+}
+
+// lastSerial returns the highest serial among dir's WARC files of prefix.
+func lastSerial(dir, prefix string) (int, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, fmt.Errorf("storage: WARC dir: %w", err)
+	}
+	max := 0
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), ".warc.gz")
+		if !ok || !strings.HasPrefix(name, prefix+"-") {
+			continue
+		}
+		i := strings.LastIndexByte(name, '-')
+		if n, err := strconv.Atoi(name[i+1:]); err == nil && n > max {
+			max = n
+		}
+	}
+	return max, nil
+}
+
+// Write appends ex as a request record and a response record that name each
+// other in WARC-Concurrent-To. It returns where they went.
+func (w *WARCWriter) Write(ex *Exchange) (WARCRef, error) {
+	if err := ex.validate(); err != nil {
+		return WARCRef{}, err
+	}
+	date := ex.Date
+	if date.IsZero() {
+		date = w.opts.now()
+	}
+	reqID, err := newRecordID()
+	if err != nil {
+		return WARCRef{}, err
+	}
+	respID, err := newRecordID()
+	if err != nil {
+		return WARCRef{}, err
+	}
+	b, _ := w.pool.Get().(*recordBuilder)
+	if b == nil {
+		b = &recordBuilder{}
+	}
+	defer func() {
+		if b.out.Cap() <= maxPooledRecord {
+			w.pool.Put(b)
+		}
+	}()
+	b.out.Reset()
+	common := []warcField{{"WARC-Target-URI", ex.TargetURI}}
+	if ex.IP != "" {
+		common = append(common, warcField{"WARC-IP-Address", ex.IP})
+	}
+	fields := append(slices.Clip(common), warcField{"WARC-Concurrent-To", respID})
+	if err := b.record("request", reqID, date, fields, "application/http;msgtype=request",
+		ex.RequestHead, ex.RequestBody, w.opts.GzipLevel); err != nil {
+		return WARCRef{}, err
+	}
+	fields = append(slices.Clip(common), warcField{"WARC-Concurrent-To", reqID})
+	if ex.Truncated != "" {
+		fields = append(fields, warcField{"WARC-Truncated", ex.Truncated})
+	}
+	if err := b.record("response", respID, date, fields, "application/http;msgtype=response",
+		ex.ResponseHead, ex.Body, w.opts.GzipLevel); err != nil {
+		return WARCRef{}, err
+	}
+
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	off, err := w.appendLocked(b.out.Bytes())
+	if err != nil {
+		return WARCRef{}, err
+	}
+	return WARCRef{File: w.name, Offset: off, Length: int64(b.out.Len()), RequestID: reqID, ResponseID: respID}, nil
+}
+
+// appendLocked writes p to the current file, rotating first when needed,
+// and returns the offset p was written at.
+func (w *WARCWriter) appendLocked(p []byte) (int64, error) {
+	if w.closed {
+		return 0, ErrClosed
+	}
+	if w.err != nil {
+		return 0, w.err
+	}
+	if w.f != nil && w.size+int64(len(p)) > w.opts.MaxFileSize && w.size > w.infoEnd {
+		if err := w.closeFileLocked(); err != nil {
+			return 0, err
+		}
+	}
+	if w.f == nil {
+		if err := w.openFileLocked(); err != nil {
+			return 0, err
+		}
+	}
+	off := w.size
+	if err := w.writeLocked(p); err != nil {
+		return 0, err
+	}
+	return off, nil
+}
+
+func (w *WARCWriter) writeLocked(p []byte) error {
+	n, err := w.f.Write(p)
+	if err == nil {
+		w.size += int64(n)
+		return nil
+	}
+	// Cut the partial write off so that the next record does not follow
+	// garbage; if even that fails, refuse further writes to this writer.
+	if terr := w.f.Truncate(w.size); terr != nil {
+		w.err = fmt.Errorf("storage: WARC %s: write failed (%v) and could not be undone: %w", w.name, err, terr)
+		return w.err
+	}
+	if _, serr := w.f.Seek(w.size, 0); serr != nil {
+		w.err = fmt.Errorf("storage: WARC %s: %w", w.name, serr)
+	}
+	return fmt.Errorf("storage: WARC %s: %w", w.name, err)
+}
+
+func (w *WARCWriter) openFileLocked() error {
+	now := w.opts.now().UTC()
+	for range 100 {
+		w.serial++
+		name := fmt.Sprintf("%s-%s-%05d.warc.gz", w.opts.Prefix, now.Format("20060102150405")+fmt.Sprintf("%03d", now.Nanosecond()/1e6), w.serial)
+		f, err := os.OpenFile(filepath.Join(w.dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, fs.ErrExist) {
+			continue // another writer took this serial
+		}
+		if err != nil {
+			return fmt.Errorf("storage: WARC: %w", err)
+		}
+		w.f, w.name, w.size = f, name, 0
+		info, err := w.warcinfo(name, now)
+		if err == nil {
+			err = w.writeLocked(info)
+		}
+		w.infoEnd = w.size
+		if err != nil {
+			f.Close()
+			os.Remove(filepath.Join(w.dir, name))
+			w.f, w.name = nil, ""
+			return err
+		}
+		return nil
+	}
+	return fmt.Errorf("storage: WARC: no free file name in %s", w.dir)
+}
+
+func (w *WARCWriter) warcinfo(name string, date time.Time) ([]byte, error) {
+	var block bytes.Buffer
+	fmt.Fprintf(&block, "software: %s\r\n", w.opts.Software)
+	block.WriteString("format: WARC File Format 1.1\r\n")
+	block.WriteString("conformsTo: https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\n")
+	keys := make([]string, 0, len(w.opts.Info))
+	for k := range w.opts.Info {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&block, "%s: %s\r\n", k, w.opts.Info[k])
+	}
+	id, err := newRecordID()
+	if err != nil {
+		return nil, err
+	}
+	var b recordBuilder
+	if err := b.record("warcinfo", id, date, []warcField{{"WARC-Filename", name}},
+		"application/warc-fields", nil, block.Bytes(), w.opts.GzipLevel); err != nil {
+		return nil, err
+	}
+	return b.out.Bytes(), nil
+}
+
+func (w *WARCWriter) closeFileLocked() error {
+	f, name := w.f, w.name
+	w.f, w.name, w.size = nil, "", 0
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("storage: WARC %s: %w", name, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("storage: WARC %s: %w", name, err)
+	}
+	return syncDir(w.dir)
+}
+
+// Sync makes what was written so far durable (fsync of the current file
+// and of the directory).
+func (w *WARCWriter) Sync() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return ErrClosed
+	}
+	if w.f == nil {
+		return nil
+	}
+	if err := w.f.Sync(); err != nil {
+		return fmt.Errorf("storage: WARC %s: %w", w.name, err)
+	}
+	return syncDir(w.dir)
+}
+
+// Close syncs and closes the current file. Calls after Close return
+// ErrClosed.
+func (w *WARCWriter) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return ErrClosed
+	}
+	w.closed = true
+	if w.f == nil {
+		return nil
+	}
+	return w.closeFileLocked()
+}
+
+func (ex *Exchange) validate() error {
+	switch {
+	case ex.TargetURI == "":
+		return fmt.Errorf("%w: empty target URI", ErrInvalidExchange)
+	case strings.ContainsAny(ex.TargetURI, "\r\n \t"):
+		return fmt.Errorf("%w: target URI %q contains white space", ErrInvalidExchange, ex.TargetURI)
+	case strings.ContainsAny(ex.IP, "\r\n \t"):
+		return fmt.Errorf("%w: IP %q contains white space", ErrInvalidExchange, ex.IP)
+	case len(bytes.TrimSpace(ex.RequestHead)) == 0:
+		return fmt.Errorf("%w: empty request head", ErrInvalidExchange)
+	case len(bytes.TrimSpace(ex.ResponseHead)) == 0:
+		return fmt.Errorf("%w: empty response head", ErrInvalidExchange)
+	}
+	switch ex.Truncated {
+	case "", "length", "time", "disconnect", "unspecified":
+	default:
+		return fmt.Errorf("%w: WARC-Truncated %q", ErrInvalidExchange, ex.Truncated)
+	}
+	return nil
+}
+
+type warcField struct{ name, value string }
+
+// recordBuilder compresses records into out; it is reused through a pool.
+// The gzip encoder is klauspost/compress's (standard gzip members, read
+// by compress/gzip and warcio): at level 1 it compresses the small records
+// of a crawl at about half the CPU of compress/gzip, which builds a dynamic
+// Huffman table per member (issue #5, docs/BENCHMARKS.md).
+type recordBuilder struct {
+	out   bytes.Buffer
+	head  bytes.Buffer
+	zw    *gzip.Writer
+	level int
+}
+
+// record appends one gzip member holding a record whose block is
+// httpHead (normalised to end in one blank line) followed by payload. For
+// non-HTTP blocks httpHead is nil and the block is payload alone.
+func (b *recordBuilder) record(typ, id string, date time.Time, fields []warcField, contentType string, httpHead, payload []byte, level int) error {
+	if httpHead != nil {
+		// Clip: never write into the spare capacity of the caller's slice.
+		httpHead = append(slices.Clip(bytes.TrimRight(httpHead, "\r\n")), "\r\n\r\n"...)
+	}
+	block := sha1.New()
+	block.Write(httpHead)
+	block.Write(payload)
+	h := &b.head
+	h.Reset()
+	h.WriteString("WARC/1.1\r\n")
+	fmt.Fprintf(h, "WARC-Type: %s\r\n", typ)
+	fmt.Fprintf(h, "WARC-Record-ID: %s\r\n", id)
+	fmt.Fprintf(h, "WARC-Date: %s\r\n", date.UTC().Format(warcDateFormat))
+	for _, f := range fields {
+		fmt.Fprintf(h, "%s: %s\r\n", f.name, f.value)
+	}
+	fmt.Fprintf(h, "WARC-Block-Digest: sha1:%s\r\n", base32.StdEncoding.EncodeToString(block.Sum(nil)))
+	if httpHead != nil {
+		fmt.Fprintf(h, "WARC-Payload-Digest: %s\r\n", PayloadDigest(payload))
+	}
+	fmt.Fprintf(h, "Content-Type: %s\r\n", contentType)
+	fmt.Fprintf(h, "Content-Length: %d\r\n\r\n", len(httpHead)+len(payload))
+
+	if b.zw == nil || b.level != level {
+		zw, err := gzip.NewWriterLevel(&b.out, level)
+		if err != nil {
+			return fmt.Errorf("storage: WARC: %w", err)
+		}
+		b.zw, b.level = zw, level
+	} else {
+		b.zw.Reset(&b.out)
+	}
+	for _, p := range [][]byte{h.Bytes(), httpHead, payload, []byte("\r\n\r\n")} {
+		if _, err := b.zw.Write(p); err != nil {
+			return fmt.Errorf("storage: WARC: %w", err)
+		}
+	}
+	if err := b.zw.Close(); err != nil {
+		return fmt.Errorf("storage: WARC: %w", err)
+	}
+	return nil
+}
+
+// warcDateFormat is WARC 1.1's WARC-Date with microseconds (the standard
+// allows any fraction of a second; six digits is what other tools write).
+const warcDateFormat = "2006-01-02T15:04:05.000000Z"
+
+// PayloadDigest returns the WARC-Payload-Digest of an entity body:
+// "sha1:" and the base32 SHA-1.
+func PayloadDigest(body []byte) string {
+	sum := sha1.Sum(body)
+	return "sha1:" + base32.StdEncoding.EncodeToString(sum[:])
+}
+
+// newRecordID returns a random (version 4) UUID URN in angle brackets.
+func newRecordID() (string, error) {
+	var u [16]byte
+	if _, err := rand.Read(u[:]); err != nil {
+		return "", fmt.Errorf("storage: WARC record id: %w", err)
+	}
+	u[6] = u[6]&0x0f | 0x40
+	u[8] = u[8]&0x3f | 0x80
+	var s [36]byte
+	hex.Encode(s[0:8], u[0:4])
+	s[8] = '-'
+	hex.Encode(s[9:13], u[4:6])
+	s[13] = '-'
+	hex.Encode(s[14:18], u[6:8])
+	s[18] = '-'
+	hex.Encode(s[19:23], u[8:10])
+	s[23] = '-'
+	hex.Encode(s[24:], u[10:])
+	return "<urn:uuid:" + string(s[:]) + ">", nil
+}
+
+// RequestHead formats the request line and header fields of a GET-style
+// request for Exchange.RequestHead. proto defaults to "HTTP/1.1"; the Host
+// field comes first, taken from u, then the header in name order.
+func RequestHead(method string, u *url.URL, proto string, header http.Header) []byte {
+	if proto == "" {
+		proto = "HTTP/1.1"
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%s %s %s\r\n", method, u.RequestURI(), proto)
+	fmt.Fprintf(&b, "Host: %s\r\n", u.Host)
+	h := header.Clone()
+	h.Del("Host")
+	writeHeader(&b, h)
+	b.WriteString("\r\n")
+	return b.Bytes()
+}
+
+// The response fields that ResponseHead rewrites because the stored body is
+// decoded; their original values are kept under this prefix.
+const origFieldPrefix = "X-Layercrawl-Orig-"
+
+// ResponseHead formats the status line and header fields of a response
+// whose body is stored as the crawler kept it: after transfer decoding and
+// content decoding, possibly cut at a size limit. So that WARC readers
+// interpret the stored body correctly, Transfer-Encoding and
+// Content-Encoding are removed and Content-Length is set to bodyLen; the
+// original values, where they differ, are kept as
+// X-Layercrawl-Orig-<Field>. proto defaults to "HTTP/1.1".
+func ResponseHead(proto string, statusCode int, header http.Header, bodyLen int) []byte {
+	if proto == "" {
+		proto = "HTTP/1.1"
+	}
+	h := header.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	for _, k := range []string{"Transfer-Encoding", "Content-Encoding"} {
+		if v, ok := h[k]; ok {
+			h[origFieldPrefix+k] = v
+			delete(h, k)
+		}
+	}
+	cl := strconv.Itoa(bodyLen)
+	if v, ok := h["Content-Length"]; ok && (len(v) != 1 || v[0] != cl) {
+		h[origFieldPrefix+"Content-Length"] = v
+	}
+	h["Content-Length"] = []string{cl}
+	var b bytes.Buffer
+	text := http.StatusText(statusCode)
+	if text == "" {
+		text = "status code " + strconv.Itoa(statusCode)
+	}
+	fmt.Fprintf(&b, "%s %03d %s\r\n", proto, statusCode, text)
+	writeHeader(&b, h)
+	b.WriteString("\r\n")
+	return b.Bytes()
+}
+
+// writeHeader writes h in name order, dropping line breaks from values so
+// that a hostile header cannot forge WARC structure.
+func writeHeader(b *bytes.Buffer, h http.Header) {
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	r := strings.NewReplacer("\r", " ", "\n", " ")
+	for _, k := range keys {
+		if !isToken(k) {
+			continue
+		}
+		for _, v := range h[k] {
+			fmt.Fprintf(b, "%s: %s\r\n", k, r.Replace(v))
+		}
+	}
+}
+
+// isToken reports whether s is a non-empty RFC 9110 token.
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,174 @@
+package storage
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// warcioVersion is the warcio.js release the independent-reader test was
+// written against.
+const warcioVersion = "2.4.11"
+
+// warcioPrefix returns a directory holding node_modules/warcio: $WARCIO_PREFIX
+// if set (CI: `npm install --prefix "$WARCIO_PREFIX" warcio@2.4.11`), else a
+// per-user cache directory, installing warcio there with npm on first use.
+// Without node or npm the test is skipped, unless CI=true.
+func warcioPrefix(t *testing.T) string {
+	t.Helper()
+	unavailable := func(format string, args ...any) string {
+		t.Helper()
+		msg := fmt.Sprintf(format, args...)
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("warcio.js unavailable: %s", msg)
+		}
+		t.Skipf("warcio.js unavailable (set WARCIO_PREFIX or install node and npm): %s", msg)
+		return ""
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		return unavailable("%v", err)
+	}
+	prefix := os.Getenv("WARCIO_PREFIX")
+	if prefix == "" {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			return unavailable("%v", err)
+		}
+		prefix = filepath.Join(cache, "layercrawl-test", "warcio-"+warcioVersion)
+	}
+	if _, err := os.Stat(filepath.Join(prefix, "node_modules", "warcio", "package.json")); err == nil {
+		return prefix
+	}
+	if _, err := exec.LookPath("npm"); err != nil {
+		return unavailable("%v", err)
+	}
+	cmd := exec.Command("npm", "install", "--prefix", prefix, "--no-audit", "--no-fund", "--silent", "warcio@"+warcioVersion)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return unavailable("npm install warcio: %v\n%s", err, out)
+	}
+	return prefix
+}
+
+type warcioRecord struct {
+	File        string            `json:"file"`
+	Offset      int64             `json:"offset"`
+	Type        string            `json:"type"`
+	Headers     map[string]string `json:"headers"`
+	StatusLine  string            `json:"statusline"`
+	HTTP        map[string]string `json:"http"`
+	PayloadSHA1 string            `json:"payload_sha1"`
+	PayloadLen  int               `json:"payload_len"`
+	BlockSHA1   string            `json:"block_sha1"`
+	BlockLen    int               `json:"block_len"`
+}
+
+// TestWARCWarcio has the independent warcio.js parser read files written
+// with rotation and compares every record with what the Go reader saw and
+// with the digests warcio's side computes on its own.
+func TestWARCWarcio(t *testing.T) {
+	prefix := warcioPrefix(t)
+	dir := t.TempDir()
+	w, err := NewWARCWriter(dir, WARCOptions{Prefix: "test", MaxFileSize: 8 << 10, Info: map[string]string{"operator": "warcio test"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seed := range uint64(4) {
+		for _, ex := range testExchanges(seed) {
+			if _, err := w.Write(ex); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	files := readWARCDir(t, dir)
+	if len(files) < 2 {
+		t.Fatalf("want rotation into several files, got %d", len(files))
+	}
+	args := []string{filepath.Join("testdata", "warcio_check.mjs"), prefix}
+	var goRecs []*WARCRecord
+	var goFiles []string
+	for _, wf := range files {
+		checkWARCFile(t, wf)
+		args = append(args, filepath.Join(dir, wf.name))
+		for _, r := range wf.records {
+			goRecs = append(goRecs, r)
+			goFiles = append(goFiles, wf.name)
+		}
+	}
+	cmd := exec.Command("node", args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("warcio.js: %v\n%s", err, stderr.String())
+	}
+	var js []warcioRecord
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var r warcioRecord
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("warcio output %q: %v", sc.Text(), err)
+		}
+		js = append(js, r)
+	}
+	if len(js) != len(goRecs) {
+		t.Fatalf("warcio read %d records, Go %d", len(js), len(goRecs))
+	}
+	for i, j := range js {
+		g := goRecs[i]
+		where := fmt.Sprintf("%s record %d (%s)", goFiles[i], i, g.Header.Get("WARC-Type"))
+		if j.File != goFiles[i] || j.Offset != g.Offset {
+			t.Errorf("%s: warcio at %s:%d, Go at %d", where, j.File, j.Offset, g.Offset)
+		}
+		if j.Type != g.Header.Get("WARC-Type") {
+			t.Errorf("%s: warcio type %q", where, j.Type)
+		}
+		if len(j.Headers) != len(g.Header) {
+			t.Errorf("%s: warcio saw %d fields, Go %d", where, len(j.Headers), len(g.Header))
+		}
+		for _, f := range g.Header {
+			if got := j.Headers[f.Name]; got != f.Value {
+				t.Errorf("%s: warcio %s = %q, want %q", where, f.Name, got, f.Value)
+			}
+		}
+		if j.BlockSHA1 != g.Header.Get("WARC-Block-Digest") || j.BlockLen != len(g.Block) {
+			t.Errorf("%s: warcio block %s (%d bytes), header %s (%d bytes)", where, j.BlockSHA1, j.BlockLen, g.Header.Get("WARC-Block-Digest"), len(g.Block))
+		}
+		if j.Type != "request" && j.Type != "response" {
+			continue
+		}
+		head, payload, _ := HTTPPayload(g.Block)
+		if j.PayloadSHA1 != g.Header.Get("WARC-Payload-Digest") || j.PayloadLen != len(payload) {
+			t.Errorf("%s: warcio payload %s (%d bytes), header %s (%d bytes)", where, j.PayloadSHA1, j.PayloadLen, g.Header.Get("WARC-Payload-Digest"), len(payload))
+		}
+		first, _, _ := strings.Cut(string(head), "\r\n")
+		if j.StatusLine != first {
+			t.Errorf("%s: warcio status line %q, want %q", where, j.StatusLine, first)
+		}
+		if j.Type == "response" {
+			resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(head)), nil)
+			if err != nil {
+				t.Fatalf("%s: Go cannot parse the response head: %v", where, err)
+			}
+			for k := range resp.Header {
+				if got := j.HTTP[strings.ToLower(k)]; got != resp.Header.Get(k) && j.HTTP[k] != resp.Header.Get(k) {
+					t.Errorf("%s: warcio HTTP %s = %q, want %q", where, k, got, resp.Header.Get(k))
+				}
+			}
+		}
+	}
+	if testing.Verbose() && len(js) > 2 {
+		t.Logf("warcio's view of record 2: %+v", js[2])
+	}
+	t.Logf("warcio.js %s read %d records in %d files", warcioVersion, len(js), len(files))
+}

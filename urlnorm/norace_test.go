@@ -1,0 +1,5 @@
+//go:build !race
+
+package urlnorm
+
+const raceEnabled = false
