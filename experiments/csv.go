@@ -1,6 +1,7 @@
 package experiments
 
 import (
+	"cmp"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -12,12 +13,14 @@ import (
 
 // CSVColumns are the columns of fp.csv, in order. The first thirteen are
 // fixed by issue #4; the later ones add what the reading of the results
-// needs (members excluded from url+id, bits set per insertion, the seed).
+// needs (members excluded from url+id, bits set per insertion, the seed,
+// and the sweep a row belongs to: "n" for the checkpoints of the n sweep,
+// "bits" for the memory sweep at fixed n).
 var CSVColumns = []string{
 	"workload", "structure", "n", "layers", "hashes", "bits_total", "bits_per_url",
 	"queries", "false_positives", "fp_rate", "theory_fp_rate",
 	"insert_ns_per_url", "query_ns_per_url",
-	"excluded_members", "probes_per_insert", "seed",
+	"excluded_members", "probes_per_insert", "seed", "sweep",
 }
 
 // WriteCSV writes a header line of CSVColumns and one line per row.
@@ -34,6 +37,7 @@ func WriteCSV(w io.Writer, rows []Row) error {
 			strconv.FormatInt(r.Queries, 10), strconv.FormatInt(r.FalsePositives, 10), g(r.FPRate), g(r.TheoryFPRate),
 			strconv.FormatFloat(r.InsertNsPerURL, 'f', 1, 64), strconv.FormatFloat(r.QueryNsPerURL, 'f', 1, 64),
 			strconv.FormatInt(r.ExcludedMembers, 10), strconv.FormatFloat(r.ProbesPerInsert, 'f', 2, 64), strconv.FormatUint(r.Seed, 10),
+			cmp.Or(r.Sweep, SweepCheckpoints),
 		}
 		if err := cw.Write(rec); err != nil {
 			return fmt.Errorf("experiments: write csv: %w", err)
@@ -51,7 +55,9 @@ var ErrBadCSV = errors.New("experiments: bad fp.csv")
 
 // ReadCSV parses a file written by WriteCSV, so that plots can be redrawn
 // without rerunning the measurements. The header must start with the
-// issue's thirteen columns; later columns are read by name when present.
+// issue's thirteen columns; later columns are read by name when present. A
+// file without the sweep column (written before the memory sweep existed)
+// holds n-sweep rows only.
 func ReadCSV(r io.Reader) ([]Row, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
@@ -112,10 +118,13 @@ func ReadCSV(r io.Reader) ([]Row, error) {
 			FPRate: num("fp_rate"), TheoryFPRate: num("theory_fp_rate"),
 			InsertNsPerURL: num("insert_ns_per_url"), QueryNsPerURL: num("query_ns_per_url"),
 			ExcludedMembers: integer("excluded_members"), ProbesPerInsert: num("probes_per_insert"),
-			Seed: uint64(integer("seed")),
+			Seed: uint64(integer("seed")), Sweep: cmp.Or(get("sweep"), SweepCheckpoints),
 		}
 		if perr != nil {
 			return nil, perr
+		}
+		if row.Sweep != SweepCheckpoints && row.Sweep != SweepMemory {
+			return nil, fmt.Errorf("%w: line %d: sweep = %q, want %q or %q", ErrBadCSV, ln+2, row.Sweep, SweepCheckpoints, SweepMemory)
 		}
 		rows = append(rows, row)
 	}

@@ -12,8 +12,14 @@
 // and a disjoint holdout set, and fixes the checkpoints n. Run makes one
 // insertion pass per structure and, at each checkpoint, runs both
 // workloads: url+id (the paper's: each inserted URL queried with its unique
-// ID appended) and holdout (real URLs never inserted). RunFP does all of it
-// and writes fp.csv, the plots (PNG and SVG) and report.md.
+// ID appended) and holdout (real URLs never inserted): the n sweep, in
+// which each structure's memory is fixed. The memory sweep fixes n instead
+// (Plan.SweepN, by default the largest checkpoint) and rebuilds every
+// structure at each total memory of bits per URL times n
+// (BuildSweepStructures), one insertion pass per size, then runs the same
+// workloads: the false-positive rate against bits per URL at fixed n. RunFP
+// does all of it and writes fp.csv (a trailing sweep column tells the rows
+// of the two sweeps apart), the plots (PNG and SVG) and report.md.
 //
 // # Guarantees
 //
@@ -23,7 +29,12 @@
 //     uses its own SplitMix64 generator). Timings are wall-clock and vary.
 //   - Checkpoints: queries never change a filter, so at checkpoint n the
 //     filter holds exactly the first n URLs of the insertion sequence; the
-//     insert time at n is the mean over those n insertions.
+//     insert time at n is the mean over those n insertions. The memory
+//     sweep's filters hold exactly the first SweepN URLs.
+//   - Equal memory in the memory sweep: every structure gets b·n bits (the
+//     multi-layer ones rounded down to their layer granularity, never up);
+//     a point a structure cannot be built at is left out and reported, not
+//     given more memory.
 //   - Ground truth: a query whose key equals an inserted URL's key is a true
 //     member, not a false positive; it is excluded from the counted queries
 //     and reported (excluded_members). The key is the exact string for

@@ -64,9 +64,32 @@ type Plan struct {
 	// Dropped are the requested n values above len(Insert): the sources do
 	// not hold that many URLs, and they are not padded.
 	Dropped []int
+	// SweepN is the n of the memory sweep (see SweepOptions): the
+	// structures of the sweep hold Insert[:SweepN]. It is at most
+	// len(Insert).
+	SweepN int
+	// SweepNDropped is the requested sweep n when it was above len(Insert)
+	// (SweepN is then all the data), else 0.
+	SweepNDropped int
 	// IDQueries[i] is Insert[i] with its unique ID (i+1, in decimal)
-	// appended: the url+id workload's query for the i-th inserted URL.
+	// appended: the url+id workload's query for the i-th inserted URL. It
+	// covers the larger of the last checkpoint and SweepN.
 	IDQueries []string
+}
+
+// extent is the number of inserted URLs some measurement needs: the larger
+// of the last checkpoint and SweepN.
+func (p *Plan) extent() int {
+	return max(p.Checkpoints[len(p.Checkpoints)-1], p.SweepN)
+}
+
+// AtSweepN returns a view of p with the single checkpoint SweepN, sharing
+// p's slices: the plan of the memory sweep.
+func (p *Plan) AtSweepN() *Plan {
+	q := *p
+	q.Checkpoints = []int{p.SweepN}
+	q.Dropped = nil
+	return &q
 }
 
 // Membership is the ground truth of the queries under one notion of key
@@ -82,14 +105,15 @@ type Membership struct {
 }
 
 // Membership computes the ground truth for the key function key (nil for
-// exact strings), over the URLs inserted up to the last checkpoint.
+// exact strings), over the URLs inserted up to the last checkpoint or
+// SweepN, whichever is larger.
 func (p *Plan) Membership(key func(string) string) *Membership {
 	if key == nil {
 		key = func(s string) string { return s }
 	}
 	// Keys are compared by 128-bit hash (see LoadDataset): a pointer-free
 	// map, and the key strings become garbage at once.
-	last := p.Checkpoints[len(p.Checkpoints)-1]
+	last := p.extent()
 	index := make(map[xxh3.Uint128]int32, last)
 	for i, u := range p.Insert[:last] {
 		k := xxh3.HashString128(key(u))
@@ -129,6 +153,9 @@ type PlanOptions struct {
 	Order   Order
 	Holdout int   // URLs held out; default min(DefaultHoldout, len/10); -1 for none
 	N       []int // requested n values; default five evenly spaced up to all
+	// SweepN is the n of the memory sweep; default (0) the largest
+	// checkpoint. Above the data it stops at what exists, like N.
+	SweepN int
 }
 
 // NewPlan splits d deterministically for opts.Seed. The holdout set is the
@@ -180,6 +207,16 @@ func NewPlan(d *Dataset, opts PlanOptions) (*Plan, error) {
 	if err := p.setCheckpoints(opts.N); err != nil {
 		return nil, err
 	}
+	switch {
+	case opts.SweepN < 0:
+		return nil, fmt.Errorf("experiments: sweep n = %d is negative: %w", opts.SweepN, ErrInvalidOptions)
+	case opts.SweepN == 0:
+		p.SweepN = p.Checkpoints[len(p.Checkpoints)-1]
+	case opts.SweepN > len(p.Insert):
+		p.SweepN, p.SweepNDropped = len(p.Insert), opts.SweepN
+	default:
+		p.SweepN = opts.SweepN
+	}
 	p.buildIDQueries()
 	return p, nil
 }
@@ -223,7 +260,7 @@ func (p *Plan) setCheckpoints(req []int) error {
 }
 
 func (p *Plan) buildIDQueries() {
-	last := p.Checkpoints[len(p.Checkpoints)-1]
+	last := p.extent()
 	p.IDQueries = make([]string, last)
 	var buf []byte
 	var arena stringArena

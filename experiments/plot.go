@@ -38,37 +38,49 @@ type Figure struct {
 	legend plot.Legend
 }
 
-// Figures builds the plots of a run: FP rate vs n per workload (log scale,
-// measured points and theory lines; the paper's Fig. 5), insert time vs n
-// (Fig. 6), query time vs n per workload (Fig. 7), and FP rate vs bits per
-// URL per workload.
+// Figures builds the plots of a run: from the n sweep, FP rate vs n per
+// workload (log scale, measured points and theory lines; the paper's Fig.
+// 5), insert time vs n (Fig. 6) and query time vs n per workload (Fig. 7);
+// from the memory sweep, when rows of it are present, FP rate vs bits per
+// URL at fixed n per workload (log scale, measured points and theory
+// lines).
 func Figures(rows []Row) ([]Figure, error) {
 	if len(rows) == 0 {
 		return nil, fmt.Errorf("experiments: no rows to plot: %w", ErrNoData)
 	}
-	structs := structureOrder(rows)
+	structs := structureOrder(rows) // one colour per structure in every figure
+	var nRows, memRows []Row
+	for _, r := range rows {
+		if r.IsMemorySweep() {
+			memRows = append(memRows, r)
+		} else {
+			nRows = append(nRows, r)
+		}
+	}
 	var figs []Figure
-	for _, wl := range workloadOrder(rows) {
-		f, err := fpVsN(rows, wl, structs)
+	if len(nRows) > 0 {
+		for _, wl := range workloadOrder(nRows) {
+			f, err := fpVsN(nRows, wl, structs)
+			if err != nil {
+				return nil, err
+			}
+			figs = append(figs, f)
+		}
+		f, err := timeVsN(nRows, WorkloadURLID, structs, "insert")
 		if err != nil {
 			return nil, err
 		}
 		figs = append(figs, f)
-	}
-	f, err := timeVsN(rows, WorkloadURLID, structs, "insert")
-	if err != nil {
-		return nil, err
-	}
-	figs = append(figs, f)
-	for _, wl := range workloadOrder(rows) {
-		f, err := timeVsN(rows, wl, structs, "query")
-		if err != nil {
-			return nil, err
+		for _, wl := range workloadOrder(nRows) {
+			f, err := timeVsN(nRows, wl, structs, "query")
+			if err != nil {
+				return nil, err
+			}
+			figs = append(figs, f)
 		}
-		figs = append(figs, f)
 	}
-	for _, wl := range workloadOrder(rows) {
-		f, err := fpVsBits(rows, wl, structs)
+	for _, wl := range workloadOrder(memRows) {
+		f, err := fpVsBits(memRows, wl, structs)
 		if err != nil {
 			return nil, err
 		}
@@ -138,15 +150,23 @@ func fpVsN(rows []Row, wl string, structs []string) (Figure, error) {
 	return fpCurves(p, leg, "fp_vs_n_"+fileSafe(wl), rows, wl, structs, func(r Row) float64 { return float64(r.N) })
 }
 
-// fpVsBits plots the rate against bits per URL. One pass per structure
-// fixes the memory, so bits per URL moves with n (total bits / n): each
-// curve runs right to left as the filter fills. For the classic filters
-// formula (1) depends on k and bits per URL only, so this is also their
-// curve at a fixed n with the memory varied; for the multi-layer filters
-// it is not quite, since distinct segments per layer do not grow in
-// proportion to n.
+// fpVsBits plots the rate against bits per URL from the memory sweep's
+// rows: n is fixed and every structure is rebuilt at each total memory, so
+// bits per URL (total bits / n) moves with the memory alone.
 func fpVsBits(rows []Row, wl string, structs []string) (Figure, error) {
-	p, leg := newPlot(fmt.Sprintf("False-positive rate vs bits per URL (%s workload)", wl), "bits per URL (total bits / n)", "false-positive rate (log)")
+	ns := make(map[int]bool)
+	for _, r := range rows {
+		if r.Workload == wl {
+			ns[r.N] = true
+		}
+	}
+	at := ""
+	if len(ns) == 1 {
+		for n := range ns {
+			at = fmt.Sprintf(" at n = %d", n)
+		}
+	}
+	p, leg := newPlot(fmt.Sprintf("False-positive rate vs bits per URL%s, memory varied (%s workload)", at, wl), "bits per URL (total bits / n)", "false-positive rate (log)")
 	return fpCurves(p, leg, "fp_vs_bits_per_url_"+fileSafe(wl), rows, wl, structs, func(r Row) float64 { return r.BitsPerURL })
 }
 

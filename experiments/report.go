@@ -76,6 +76,21 @@ func PeakRSS() uint64 {
 	return 0
 }
 
+// LoadAverage returns the 1, 5 and 15 minute load averages of
+// /proc/loadavg ("2.92 2.40 1.20"), or "" where it is not available: the
+// timings of a run mean little without the machine's load beside them.
+func LoadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
+}
+
 // Report is what report.md summarizes.
 type Report struct {
 	Command     string // the exact command line
@@ -87,12 +102,22 @@ type Report struct {
 	Plan        *Plan
 	Structures  []Structure
 	StructNotes map[string]string // how each structure is built and sized
-	Rows        []Row
-	Files       []string // files written beside the report
-	LoadTime    time.Duration
-	RunTime     time.Duration
-	PeakRSS     uint64
-	Parallel    int
+	// BitsPerURL are the memory sweep's sizes, none when it was not run;
+	// SweepNotes says how each structure is scaled in it.
+	BitsPerURL []float64
+	SweepNotes map[string]string
+	// SweepSkipped are the memory sweep's points left out (too little
+	// memory to build that structure at that n).
+	SweepSkipped []string
+	Rows         []Row
+	Files        []string // files written beside the report
+	LoadTime     time.Duration
+	RunTime      time.Duration // the n sweep
+	SweepTime    time.Duration // the memory sweep
+	LoadStart    string        // LoadAverage when the run started
+	LoadEnd      string        // LoadAverage when the measurements ended
+	PeakRSS      uint64
+	Parallel     int
 }
 
 // WriteReport writes rep as Markdown.
@@ -107,7 +132,13 @@ func WriteReport(w io.Writer, rep *Report) error {
 		m.CPUModel, m.Cores, m.OS, m.Arch, m.GoVersion, m.Commit)
 	fmt.Fprintf(&b, "| seed | %d |\n| insertion order | %s |\n| segmentation | %s |\n| structures measured at once | %d |\n",
 		rep.Seed, rep.Order, rep.Segmenter, max(1, rep.Parallel))
-	fmt.Fprintf(&b, "| load and dedup time | %s |\n| measurement time | %s |\n", rep.LoadTime.Round(time.Millisecond), rep.RunTime.Round(time.Millisecond))
+	fmt.Fprintf(&b, "| load and dedup time | %s |\n| measurement time, n sweep | %s |\n", rep.LoadTime.Round(time.Millisecond), rep.RunTime.Round(time.Millisecond))
+	if len(rep.BitsPerURL) > 0 {
+		fmt.Fprintf(&b, "| measurement time, memory sweep | %s |\n", rep.SweepTime.Round(time.Millisecond))
+	}
+	if rep.LoadStart != "" {
+		fmt.Fprintf(&b, "| load average (1, 5, 15 min) at start | %s |\n| load average at end of measurements | %s |\n", rep.LoadStart, rep.LoadEnd)
+	}
 	if rep.PeakRSS > 0 {
 		fmt.Fprintf(&b, "| peak RSS (VmHWM) | %.1f MiB |\n", float64(rep.PeakRSS)/(1<<20))
 	}
@@ -146,6 +177,14 @@ func WriteReport(w io.Writer, rep *Report) error {
 		if len(p.Dropped) > 0 {
 			fmt.Fprintf(&b, "- **requested n values %v exceed the %d URLs available: not measured, nothing padded; the last checkpoint is all available URLs.**\n", p.Dropped, len(p.Insert))
 		}
+		if len(rep.BitsPerURL) > 0 {
+			fmt.Fprintf(&b, "- memory sweep: n = %d, bits per URL %s (every structure rebuilt at each total memory of bits per URL × n, one insertion pass per size, then both workloads).\n", p.SweepN, formatBitsPerURL(rep.BitsPerURL))
+			if p.SweepNDropped > 0 {
+				fmt.Fprintf(&b, "- **requested sweep n %d exceeds the %d URLs available: the sweep is at all available URLs, nothing padded.**\n", p.SweepNDropped, len(p.Insert))
+			}
+		} else {
+			b.WriteString("- **no memory sweep was run (--bits-per-url none): the FP vs bits per URL figures are absent.**\n")
+		}
 		b.WriteString("- A query whose key equals an inserted URL's key is a true member, not counted as a query (column excluded_members of fp.csv): the key is the exact string for the classic filters and the segment list for the multi-layer ones, which drop the scheme, so `http://a/x` and `https://a/x` are one key.\n\n")
 	}
 	if len(rep.Structures) > 0 {
@@ -155,12 +194,42 @@ func WriteReport(w io.Writer, rep *Report) error {
 		}
 		b.WriteString("\n")
 	}
-	if len(rep.Rows) > 0 {
-		fmt.Fprintf(&b, "## Results\n\n")
-		fmt.Fprintf(&b, "| workload | structure | n | bits/URL | queries | excluded members | FP | FP rate | theory | insert ns/URL | query ns |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-		for _, r := range rep.Rows {
-			fmt.Fprintf(&b, "| %s | %s | %d | %.2f | %d | %d | %d | %.3g | %.3g | %.0f | %.0f |\n",
-				r.Workload, r.Structure, r.N, r.BitsPerURL, r.Queries, r.ExcludedMembers, r.FalsePositives, r.FPRate, r.TheoryFPRate, r.InsertNsPerURL, r.QueryNsPerURL)
+	if len(rep.SweepNotes) > 0 {
+		fmt.Fprintf(&b, "## Memory sweep structures\n\nAt n = %d, for each bits per URL b: total memory b·n bits.\n\n| structure | how it is scaled |\n|---|---|\n", rep.Plan.SweepN)
+		for _, name := range AllStructures {
+			if note, ok := rep.SweepNotes[name]; ok {
+				fmt.Fprintf(&b, "| %s | %s |\n", name, note)
+			}
+		}
+		b.WriteString("\n")
+		if len(rep.SweepSkipped) > 0 {
+			b.WriteString("Points left out (too little memory to build the structure at this n):\n\n")
+			for _, s := range rep.SweepSkipped {
+				fmt.Fprintf(&b, "- %s\n", s)
+			}
+			b.WriteString("\n")
+		}
+	}
+	var nRows, memRows []Row
+	for _, r := range rep.Rows {
+		if r.IsMemorySweep() {
+			memRows = append(memRows, r)
+		} else {
+			nRows = append(nRows, r)
+		}
+	}
+	for _, t := range []struct {
+		title string
+		rows  []Row
+	}{{"Results: n sweep", nRows}, {"Results: memory sweep", memRows}} {
+		if len(t.rows) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "## %s\n\n", t.title)
+		fmt.Fprintf(&b, "| workload | structure | n | hashes | bits total | bits/URL | queries | excluded members | FP | FP rate | theory | insert ns/URL | query ns |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		for _, r := range t.rows {
+			fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %.2f | %d | %d | %d | %.3g | %.3g | %.0f | %.0f |\n",
+				r.Workload, r.Structure, r.N, r.Hashes, r.BitsTotal, r.BitsPerURL, r.Queries, r.ExcludedMembers, r.FalsePositives, r.FPRate, r.TheoryFPRate, r.InsertNsPerURL, r.QueryNsPerURL)
 		}
 		b.WriteString("\n")
 	}
@@ -170,7 +239,7 @@ func WriteReport(w io.Writer, rep *Report) error {
 			if strings.HasSuffix(f, ".png") {
 				fmt.Fprintf(&b, "![%s](%s)\n\n", strings.TrimSuffix(f, ".png"), f)
 			} else {
-				fmt.Fprintf(&b, "- [%s](%s)\n", f, f)
+				fmt.Fprintf(&b, "- [%s](%s)\n\n", f, f)
 			}
 		}
 	}

@@ -45,7 +45,20 @@ const (
 	WorkloadHoldout = "holdout"
 )
 
-// Row is one measurement: a structure, a workload and a checkpoint n.
+// Sweep names, as written in the sweep column of the CSV.
+const (
+	// SweepCheckpoints marks the rows of the n sweep: one filter per
+	// structure at its fixed memory, measured at each checkpoint n, so bits
+	// per URL moves only because n does. The zero Row.Sweep means this.
+	SweepCheckpoints = "n"
+	// SweepMemory marks the rows of the memory sweep: n fixed (Plan.SweepN)
+	// and every structure rebuilt at each total memory of bits per URL
+	// times n.
+	SweepMemory = "bits"
+)
+
+// Row is one measurement: a structure, a workload and a checkpoint n, in
+// the n sweep or the memory sweep.
 type Row struct {
 	Workload        string
 	Structure       string
@@ -63,7 +76,11 @@ type Row struct {
 	ExcludedMembers int64   // queries whose key is an inserted URL's key (true members), not counted
 	ProbesPerInsert float64
 	Seed            uint64
+	Sweep           string // SweepCheckpoints ("" reads as it) or SweepMemory
 }
+
+// IsMemorySweep reports whether r belongs to the memory sweep.
+func (r Row) IsMemorySweep() bool { return r.Sweep == SweepMemory }
 
 // RunOptions configures Run.
 type RunOptions struct {
@@ -75,6 +92,9 @@ type RunOptions struct {
 	Progress *Progress
 	// Seed is copied into every row.
 	Seed uint64
+	// Sweep is copied into every row: SweepCheckpoints (the default) or
+	// SweepMemory.
+	Sweep string
 }
 
 // Work is the number of operations (insertions plus queries) Run will do
@@ -152,7 +172,11 @@ func Run(ctx context.Context, p *Plan, structures []Structure, opts RunOptions) 
 const checkEvery = 1 << 14
 
 func runOne(ctx context.Context, p *Plan, truth *Membership, s Structure, opts RunOptions) ([]Row, error) {
-	opts.Progress.SetLabel(s.Name)
+	label := s.Name
+	if opts.Sweep == SweepMemory && len(p.Checkpoints) > 0 {
+		label = fmt.Sprintf("%s at %.3g bits/URL", s.Name, float64(s.BitsTotal)/float64(p.Checkpoints[0]))
+	}
+	opts.Progress.SetLabel(label)
 	f, err := s.New()
 	if err != nil {
 		return nil, fmt.Errorf("experiments: build %s: %w", s.Name, err)
@@ -162,7 +186,10 @@ func runOne(ctx context.Context, p *Plan, truth *Membership, s Structure, opts R
 	var insertTime time.Duration
 	base := Row{
 		Structure: s.Name, Layers: s.Layers, Hashes: s.Hashes, BitsTotal: s.BitsTotal,
-		ProbesPerInsert: s.ProbesPerInsert, Seed: opts.Seed,
+		ProbesPerInsert: s.ProbesPerInsert, Seed: opts.Seed, Sweep: opts.Sweep,
+	}
+	if base.Sweep == "" {
+		base.Sweep = SweepCheckpoints
 	}
 	for _, n := range p.Checkpoints {
 		// Insert up to n, in slices between cancellation checks.

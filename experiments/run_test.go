@@ -314,7 +314,8 @@ func TestCSVColumns(t *testing.T) {
 	if len(recs) != 2 || !slices.Equal(recs[0][:len(wantFirst)], wantFirst) {
 		t.Fatalf("got header %v, want it to start with %v", recs[0], wantFirst)
 	}
-	wantRow := []string{"url+id", "bf", "10", "0", "3", "100", "10", "10", "1", "0.1", "0.09", "12.5", "7.0", "0", "3.00", "4"}
+	// The zero Sweep is the n sweep, and says so.
+	wantRow := []string{"url+id", "bf", "10", "0", "3", "100", "10", "10", "1", "0.1", "0.09", "12.5", "7.0", "0", "3.00", "4", "n"}
 	if !slices.Equal(recs[1], wantRow) {
 		t.Errorf("got row %v, want %v", recs[1], wantRow)
 	}
@@ -322,7 +323,8 @@ func TestCSVColumns(t *testing.T) {
 
 func TestFiguresDecode(t *testing.T) {
 	p := smallPlan(t, 2000)
-	structs, _, err := BuildStructures([]string{StructBF, StructMLBFPaper}, StructureOptions{Bits: 4096, Sample: p.Insert, MaxN: 1000})
+	so := StructureOptions{Bits: 4096, Sample: p.Insert, MaxN: 1000}
+	structs, _, err := BuildStructures([]string{StructBF, StructMLBFPaper}, so)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,16 +332,39 @@ func TestFiguresDecode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	nFigs := []string{"fp_vs_n_url-id", "fp_vs_n_holdout", "insert_time_vs_n", "query_time_vs_n_url-id", "query_time_vs_n_holdout"}
 	figs, err := Figures(rows)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if got := figureNames(figs); !slices.Equal(got, nFigs) {
+		t.Errorf("without a memory sweep: got figures %v, want %v", got, nFigs)
+	}
+
+	sweep, _, err := BuildSweepStructures([]string{StructBF, StructMLBFPaper}, so, []float64{4, 8, 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	memRows, err := Run(context.Background(), p.AtSweepN(), sweep, RunOptions{Sweep: SweepMemory})
+	if err != nil {
+		t.Fatal(err)
+	}
+	figs, err = Figures(append(rows, memRows...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantNames := append(nFigs, "fp_vs_bits_per_url_url-id", "fp_vs_bits_per_url_holdout")
+	if got := figureNames(figs); !slices.Equal(got, wantNames) {
+		t.Fatalf("got figures %v, want %v", got, wantNames)
+	}
+	if title := figs[len(figs)-1].Title; !strings.Contains(title, "at n = 1000") {
+		t.Errorf("memory-sweep title %q does not give the fixed n", title)
 	}
 	dir := t.TempDir()
 	names, err := WriteFigures(dir, figs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantNames := []string{"fp_vs_n_url-id", "fp_vs_n_holdout", "insert_time_vs_n", "query_time_vs_n_url-id", "query_time_vs_n_holdout", "fp_vs_bits_per_url_url-id", "fp_vs_bits_per_url_holdout"}
 	if len(names) != 2*len(wantNames) {
 		t.Fatalf("got files %v, want PNG and SVG of %v", names, wantNames)
 	}
@@ -363,6 +388,14 @@ func TestFiguresDecode(t *testing.T) {
 	if _, err := Figures(nil); !errors.Is(err, ErrNoData) {
 		t.Errorf("no rows: got %v, want ErrNoData", err)
 	}
+}
+
+func figureNames(figs []Figure) []string {
+	var s []string
+	for _, f := range figs {
+		s = append(s, f.Name)
+	}
+	return s
 }
 
 func TestRunFP(t *testing.T) {
@@ -429,9 +462,9 @@ func FuzzSplitURLAppend(f *testing.F) {
 func TestCSVRoundTrip(t *testing.T) {
 	rows := []Row{
 		{Workload: WorkloadURLID, Structure: "bf", N: 10, Hashes: 3, BitsTotal: 100, BitsPerURL: 10, Queries: 10, FalsePositives: 1,
-			FPRate: 0.1, TheoryFPRate: 0.09, InsertNsPerURL: 12.5, QueryNsPerURL: 7, ExcludedMembers: 2, ProbesPerInsert: 3, Seed: 4},
+			FPRate: 0.1, TheoryFPRate: 0.09, InsertNsPerURL: 12.5, QueryNsPerURL: 7, ExcludedMembers: 2, ProbesPerInsert: 3, Seed: 4, Sweep: SweepCheckpoints},
 		{Workload: WorkloadHoldout, Structure: "mlbf", N: 10, Layers: 4, Hashes: 3, BitsTotal: 500, BitsPerURL: 50, Queries: 5,
-			FPRate: 0, TheoryFPRate: 1e-9, InsertNsPerURL: 100, QueryNsPerURL: 50.5, ProbesPerInsert: 12.25, Seed: 4},
+			FPRate: 0, TheoryFPRate: 1e-9, InsertNsPerURL: 100, QueryNsPerURL: 50.5, ProbesPerInsert: 12.25, Seed: 4, Sweep: SweepMemory},
 	}
 	var buf bytes.Buffer
 	if err := WriteCSV(&buf, rows); err != nil {
@@ -446,10 +479,16 @@ func TestCSVRoundTrip(t *testing.T) {
 	}
 	for _, bad := range []string{"", "a,b\n", strings.Join(CSVColumns, ",") + "\nx\n",
 		strings.Join(CSVColumns[:13], ",") + "\nurl+id,bf,-1,0,3,100,10,10,1,0.1,0.09,1,1\n",
-		strings.Join(CSVColumns[:13], ",") + "\nurl+id,bf,1,0,3,100,NaN,10,1,0.1,0.09,1,1\n"} {
+		strings.Join(CSVColumns[:13], ",") + "\nurl+id,bf,1,0,3,100,NaN,10,1,0.1,0.09,1,1\n",
+		strings.Join(CSVColumns, ",") + "\nurl+id,bf,10,0,3,100,10,10,1,0.1,0.09,12.5,7.0,0,3.00,4,memory\n"} {
 		if _, err := ReadCSV(strings.NewReader(bad)); !errors.Is(err, ErrBadCSV) {
 			t.Errorf("ReadCSV(%q): got %v, want ErrBadCSV", bad, err)
 		}
+	}
+	// A file written before the sweep column existed holds n-sweep rows.
+	old, err := ReadCSV(strings.NewReader(strings.Join(CSVColumns[:16], ",") + "\nurl+id,bf,10,0,3,100,10,10,1,0.1,0.09,12.5,7.0,0,3.00,4\n"))
+	if err != nil || len(old) != 1 || old[0].Sweep != SweepCheckpoints || old[0].IsMemorySweep() {
+		t.Errorf("CSV without the sweep column: got %+v, %v; want one n-sweep row", old, err)
 	}
 }
 

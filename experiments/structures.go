@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/layercrawl/layercrawl/mlbf"
@@ -96,6 +97,10 @@ func (o *StructureOptions) ensureDefaults() {
 	}
 }
 
+// blockBits is the block size of mlbf's improved layers, which it rounds
+// up to whole blocks.
+const blockBits = 512
+
 // SampleSize is the default number of URLs BuildStructures samples.
 const SampleSize = 100_000
 
@@ -120,75 +125,278 @@ const SampleSize = 100_000
 //     per segment up to L, plus the integrity layer), so that both do the
 //     same number of memory probes.
 func BuildStructures(names []string, o StructureOptions) ([]Structure, map[string]string, error) {
-	o.ensureDefaults()
-	if err := o.Validate(); err != nil {
+	b, err := newBuilder(o)
+	if err != nil {
 		return nil, nil, err
 	}
 	if len(names) == 0 {
 		names = AllStructures
 	}
-	L, k, m := o.Layers, o.Hashes, o.Bits
-	M := uint64(L+1) * m
-	sample := o.Sample
-	if len(sample) == 0 {
-		return nil, nil, fmt.Errorf("experiments: no sample URLs to size the structures: %w", ErrNoData)
-	}
-	segs := make([][]string, len(sample))
-	var layersUsed int
-	for i, u := range sample {
-		segs[i] = o.Segment(nil, u)
-		layersUsed += min(len(segs[i]), L)
-	}
-	// Bits the paper filter sets per insertion: k per used layer, plus k
-	// in the integrity layer.
-	paperProbes := float64(k) * (float64(layersUsed)/float64(len(sample)) + 1)
-
+	L, m := b.o.Layers, b.o.Bits
+	g := geometry{classic: m, layer: m, total: uint64(L+1) * m, n: b.o.MaxN}
 	var out []Structure
 	notes := make(map[string]string)
 	for _, name := range names {
-		var s Structure
+		s, info, err := b.build(name, g)
+		if err != nil {
+			return nil, nil, err
+		}
 		switch name {
 		case StructBF:
-			s = classic(name, m, k)
 			notes[name] = "classic Bloom filter, m bits, k hashes: the paper's baseline; theory = formula (1)"
 		case StructBFEqualMemory:
-			s = classic(name, M, k)
 			notes[name] = "classic, (L+1)·m bits (the paper MLBF's total), k hashes; theory = formula (1)"
 		case StructBFEqualMemoryOptK:
-			kk := min(mlbf.OptimalHashes(M, uint64(o.MaxN)), mlbf.MaxHashes)
-			s = classic(name, M, kk)
-			notes[name] = fmt.Sprintf("classic, (L+1)·m bits, k = %d from formula (2) at n = %d (capped at %d), fixed for the run; theory = formula (1)", kk, o.MaxN, mlbf.MaxHashes)
+			notes[name] = fmt.Sprintf("classic, (L+1)·m bits, k = %d from formula (2) at n = %d (capped at %d), fixed for the run; theory = formula (1)", s.Hashes, b.o.MaxN, mlbf.MaxHashes)
 		case StructBFEqualProbes:
-			kk := min(max(1, int(math.Round(paperProbes))), mlbf.MaxHashes)
-			s = classic(name, M, kk)
-			notes[name] = fmt.Sprintf("classic, (L+1)·m bits, k = %d = the mean bits mlbf-paper sets per insertion on the sample (%.2f); theory = formula (1)", kk, paperProbes)
+			notes[name] = fmt.Sprintf("classic, (L+1)·m bits, k = %d = the mean bits mlbf-paper sets per insertion on the sample (%.2f); theory = formula (1)", s.Hashes, b.paperProbes)
 		case StructMLBFPaper:
-			opts := mlbf.Options{Mode: mlbf.Paper, Layers: L, Hashes: k, BitsPerLayer: m}
-			var err error
-			if s, _, err = multiLayer(name, opts, o.Segment); err != nil {
-				return nil, nil, err
-			}
-			s.ProbesPerInsert = paperProbes
-			s.Theory = func(n uint64) float64 { return mlbf.PaperFalsePositiveRate(L, k, m, n) }
-			notes[name] = fmt.Sprintf("paper mode (Algorithms 1 and 2), L+1 layers of m bits; %.2f bits set per insertion on the sample; theory = formula (4), f^L", paperProbes)
+			notes[name] = fmt.Sprintf("paper mode (Algorithms 1 and 2), L+1 layers of m bits; %.2f bits set per insertion on the sample; theory = formula (4), f^L", b.paperProbes)
 		case StructMLBF:
-			sizes, counts := improvedSizes(segs, L, M, o.MaxN)
-			opts := mlbf.Options{Mode: mlbf.Improved, Layers: L, Hashes: k, LayerBits: sizes}
-			var f *mlbf.Filter
-			var err error
-			if s, f, err = multiLayer(name, opts, o.Segment); err != nil {
-				return nil, nil, err
-			}
-			integrity := f.LayerBits()[L]
-			s.ProbesPerInsert = paperProbes // one layer per segment up to L, plus integrity, k each
-			s.Theory = func(n uint64) float64 { return mlbf.BlockedFalsePositiveRate(k, integrity, n) }
-			notes[name] = fmt.Sprintf("improved mode at mlbf-paper's total memory; layer bits %v in proportion to the distinct keys expected per layer at n = %d (%v, extrapolated from a %d-URL sample); theory = the blocked rate of the integrity layer alone (formula (4) does not describe this filter), an upper bound when the layers are independent", f.LayerBits(), o.MaxN, counts, len(sample))
-		default:
-			return nil, nil, fmt.Errorf("experiments: unknown structure %q (want one of %v): %w", name, AllStructures, ErrInvalidOptions)
+			notes[name] = fmt.Sprintf("improved mode at mlbf-paper's total memory; layer bits %v in proportion to the distinct keys expected per layer at n = %d (%v, extrapolated from a %d-URL sample); theory = the blocked rate of the integrity layer alone (formula (4) does not describe this filter), an upper bound when the layers are independent", info.layerBits, b.o.MaxN, info.counts, len(b.segs))
 		}
 		out = append(out, s)
 	}
 	return out, notes, nil
+}
+
+// BuildSweepStructures returns the structures of the memory sweep: each
+// named structure (AllStructures when names is empty) rebuilt at every
+// bits per URL b of bitsPerURL for o.MaxN URLs, in structure order, then b
+// order. Every structure gets the same total memory B = round(b·MaxN) bits
+// (the multi-layer ones slightly less, see below), and keeps the
+// definition it has in BuildStructures:
+//
+//   - bf: classic, B bits, k hashes.
+//   - bf-equal-memory: classic with the paper filter's total memory and k
+//     hashes: at equal memory that is bf, the same filter giving the same
+//     answers, so it is left out when bf is measured (the notes say so).
+//   - bf-equal-memory-optimal-k: classic, B bits, formula (2)'s k for MaxN
+//     URLs in B bits, round(ln 2 · b), capped at mlbf.MaxHashes: k grows
+//     with b.
+//   - bf-equal-probes: classic, B bits, as many hashes as the paper filter
+//     sets bits per insertion on the sample (the same k at every b).
+//   - mlbf-paper: L+1 equal layers of floor(B/(L+1)) bits.
+//   - mlbf: improved mode, B bits split across the layers in proportion to
+//     the distinct keys each holds at MaxN, as in BuildStructures, in whole
+//     512-bit blocks rounded down.
+//
+// The notes describe the rule per structure. A point at which a
+// multi-layer structure cannot be built (less than one bit per layer for
+// mlbf-paper, one 512-bit block per layer for mlbf) is left out and listed
+// in Skipped; a b that gives no bit at all, or more than mlbf.MaxBits, is an
+// error.
+func BuildSweepStructures(names []string, o StructureOptions, bitsPerURL []float64) ([]Structure, SweepSizing, error) {
+	var sizing SweepSizing
+	b, err := newBuilder(o)
+	if err != nil {
+		return nil, sizing, err
+	}
+	if len(bitsPerURL) == 0 {
+		return nil, sizing, fmt.Errorf("experiments: memory sweep: no bits per URL: %w", ErrInvalidOptions)
+	}
+	if len(names) == 0 {
+		names = AllStructures
+	}
+	n := b.o.MaxN
+	L := b.o.Layers
+	notes := make(map[string]string)
+	sizing.Notes = notes
+	var out []Structure
+	for _, name := range names {
+		if name == StructBFEqualMemory && slices.Contains(names, StructBF) {
+			notes[name] = "not measured: at equal memory it is bf (same b·n bits, same k, same hashes), whose rows stand for both"
+			continue
+		}
+		var ks []string
+		var layerBits [][]uint64
+		var counts []uint64
+		for _, bpu := range bitsPerURL {
+			total, err := sweepBits(bpu, n)
+			if err != nil {
+				return nil, sizing, err
+			}
+			if need := minSweepBits(name, L); total < need {
+				// Too small a filter to build at this n: leave the point
+				// out and say so, rather than give it more memory than
+				// the others.
+				sizing.Skipped = append(sizing.Skipped, fmt.Sprintf("%s at %v bits per URL: %d bits at n = %d, fewer than the %d it needs (%s)", name, bpu, total, n, need, minSweepWhy(name)))
+				continue
+			}
+			g := geometry{classic: total, layer: total / uint64(L+1), total: total, n: n}
+			s, info, err := b.build(name, g)
+			if err != nil {
+				return nil, sizing, err
+			}
+			ks = append(ks, strconv.Itoa(s.Hashes))
+			layerBits = append(layerBits, info.layerBits)
+			counts = info.counts
+			out = append(out, s)
+		}
+		if len(ks) == 0 {
+			notes[name] = "not measured: every size is too small for it at this n (see the points left out)"
+			continue
+		}
+		switch name {
+		case StructBF, StructBFEqualMemory:
+			notes[name] = "classic, m = b·n bits (rounded to a whole bit), k hashes; theory = formula (1)"
+		case StructBFEqualMemoryOptK:
+			notes[name] = fmt.Sprintf("classic, b·n bits, k = round(ln 2 · b) from formula (2) at n = %d (capped at %d), so k grows with b: k = %s for b = %s; theory = formula (1)", n, mlbf.MaxHashes, strings.Join(ks, ", "), formatBitsPerURL(bitsPerURL))
+		case StructBFEqualProbes:
+			notes[name] = fmt.Sprintf("classic, b·n bits, k = %s at every b = the mean bits mlbf-paper sets per insertion on the sample (%.2f), which does not depend on the memory; theory = formula (1)", ks[0], b.paperProbes)
+		case StructMLBFPaper:
+			notes[name] = "paper mode, L+1 equal layers of floor(b·n/(L+1)) bits (the paper's geometry with its total memory set to b·n); theory = formula (4), f^L with m = floor(b·n/(L+1))"
+		case StructMLBF:
+			notes[name] = fmt.Sprintf("improved mode, b·n bits split across the layers in proportion to the distinct keys expected per layer at n = %d (%v, as in the n sweep when n is its largest checkpoint), in whole 512-bit blocks rounded down (layer bits at the smallest b measured: %v; at the largest: %v); theory = the blocked rate of the integrity layer alone", n, counts, layerBits[0], layerBits[len(layerBits)-1])
+		}
+	}
+	return out, sizing, nil
+}
+
+// SweepSizing says how BuildSweepStructures scaled the structures.
+type SweepSizing struct {
+	// Notes says, per structure name, how it is scaled with the bits per
+	// URL, or why it is not measured.
+	Notes map[string]string
+	// Skipped lists the points (structure, bits per URL) left out because
+	// the memory is too small to build that structure at that n.
+	Skipped []string
+}
+
+// minSweepBits is the least total memory the structure can be built with
+// at the same memory as the others.
+func minSweepBits(name string, L int) uint64 {
+	switch name {
+	case StructMLBFPaper:
+		return uint64(L + 1) // one bit per layer
+	case StructMLBF:
+		return uint64(L+1) * blockBits // one block per layer
+	}
+	return 1
+}
+
+func minSweepWhy(name string) string {
+	if name == StructMLBF {
+		return "one 512-bit block per layer"
+	}
+	return "one bit per layer"
+}
+
+// sweepBits is the total memory of the memory sweep at bpu bits per URL
+// for n URLs.
+func sweepBits(bpu float64, n int) (uint64, error) {
+	if !(bpu > 0) || math.IsInf(bpu, 0) {
+		return 0, fmt.Errorf("experiments: memory sweep: bits per URL %v is not a positive number: %w", bpu, ErrInvalidOptions)
+	}
+	total := math.Round(bpu * float64(n))
+	if total < 1 || total > mlbf.MaxBits {
+		return 0, fmt.Errorf("experiments: memory sweep: %v bits per URL at n = %d is %.0f bits, not in [1, 2^40]: %w", bpu, n, total, ErrInvalidOptions)
+	}
+	return uint64(total), nil
+}
+
+// ParseBitsPerURL parses a comma-separated list of bits per URL (positive
+// decimal numbers, "_" allowed as a digit separator) for the memory sweep,
+// sorted ascending with repeats removed.
+func ParseBitsPerURL(list string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Split(list, ",") {
+		t := strings.ReplaceAll(strings.TrimSpace(f), "_", "")
+		v, err := strconv.ParseFloat(t, 64)
+		if t == "" || err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("experiments: bits per URL %q is not a positive number: %w", f, ErrInvalidOptions)
+		}
+		out = append(out, v)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+func formatBitsPerURL(bs []float64) string {
+	s := make([]string, len(bs))
+	for i, b := range bs {
+		s[i] = strconv.FormatFloat(b, 'g', -1, 64)
+	}
+	return strings.Join(s, ", ")
+}
+
+// builder holds what sizing the structures needs from the sample.
+type builder struct {
+	o           StructureOptions
+	segs        [][]string
+	paperProbes float64 // mean bits the paper filter sets per insertion
+}
+
+func newBuilder(o StructureOptions) (*builder, error) {
+	o.ensureDefaults()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	if len(o.Sample) == 0 {
+		return nil, fmt.Errorf("experiments: no sample URLs to size the structures: %w", ErrNoData)
+	}
+	b := &builder{o: o, segs: make([][]string, len(o.Sample))}
+	var layersUsed int
+	for i, u := range o.Sample {
+		b.segs[i] = o.Segment(nil, u)
+		layersUsed += min(len(b.segs[i]), o.Layers)
+	}
+	// Bits the paper filter sets per insertion: k per used layer, plus k
+	// in the integrity layer.
+	b.paperProbes = float64(o.Hashes) * (float64(layersUsed)/float64(len(o.Sample)) + 1)
+	return b, nil
+}
+
+// geometry is the memory given to the structures.
+type geometry struct {
+	classic uint64 // bf's m
+	layer   uint64 // each of mlbf-paper's L+1 layers
+	total   uint64 // the equal-memory classic filters and mlbf
+	n       int    // the load that sizes optimal k and mlbf's layers
+}
+
+// buildInfo is what a multi-layer build reports about its sizing.
+type buildInfo struct {
+	layerBits []uint64 // mlbf: the layer sizes
+	counts    []uint64 // mlbf: the distinct keys expected per layer
+}
+
+func (b *builder) build(name string, g geometry) (Structure, buildInfo, error) {
+	L, k := b.o.Layers, b.o.Hashes
+	var info buildInfo
+	switch name {
+	case StructBF:
+		return classic(name, g.classic, k), info, nil
+	case StructBFEqualMemory:
+		return classic(name, g.total, k), info, nil
+	case StructBFEqualMemoryOptK:
+		return classic(name, g.total, min(mlbf.OptimalHashes(g.total, uint64(g.n)), mlbf.MaxHashes)), info, nil
+	case StructBFEqualProbes:
+		return classic(name, g.total, min(max(1, int(math.Round(b.paperProbes))), mlbf.MaxHashes)), info, nil
+	case StructMLBFPaper:
+		m := g.layer
+		opts := mlbf.Options{Mode: mlbf.Paper, Layers: L, Hashes: k, BitsPerLayer: m}
+		s, _, err := multiLayer(name, opts, b.o.Segment)
+		if err != nil {
+			return Structure{}, info, err
+		}
+		s.ProbesPerInsert = b.paperProbes
+		s.Theory = func(n uint64) float64 { return mlbf.PaperFalsePositiveRate(L, k, m, n) }
+		return s, info, nil
+	case StructMLBF:
+		sizes, counts := improvedSizes(b.segs, L, g.total, g.n)
+		opts := mlbf.Options{Mode: mlbf.Improved, Layers: L, Hashes: k, LayerBits: sizes}
+		s, f, err := multiLayer(name, opts, b.o.Segment)
+		if err != nil {
+			return Structure{}, info, err
+		}
+		integrity := f.LayerBits()[L]
+		s.ProbesPerInsert = b.paperProbes // one layer per segment up to L, plus integrity, k each
+		s.Theory = func(n uint64) float64 { return mlbf.BlockedFalsePositiveRate(k, integrity, n) }
+		info.layerBits, info.counts = f.LayerBits(), counts
+		return s, info, nil
+	}
+	return Structure{}, info, fmt.Errorf("experiments: unknown structure %q (want one of %v): %w", name, AllStructures, ErrInvalidOptions)
 }
 
 // ParseStructures splits a comma-separated list, checking each name.
@@ -287,7 +495,7 @@ func improvedSizes(segs [][]string, L int, total uint64, n int) (sizes, counts [
 	// mlbf rounds improved layers up to whole 512-bit blocks: allot whole
 	// blocks here, rounding down, at least one per layer, and take any
 	// excess from the largest layer, so the total never exceeds the budget.
-	const block = 512
+	const block = blockBits
 	budget := total / block
 	blocks := make([]uint64, L+1)
 	var used uint64

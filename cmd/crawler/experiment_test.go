@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -24,7 +25,8 @@ func TestExperimentFP(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "out")
 	code, _, stderr := runCmd(b.String(), "experiment", "fp", "--urls", "-", "--out", out,
-		"--n", "500,1_000", "--bits", "8192", "--seed", "5", "--structures", "bf,mlbf-paper", "--progress=false")
+		"--n", "500,1_000", "--bits", "8192", "--seed", "5", "--structures", "bf,mlbf-paper", "--progress=false",
+		"--bits-per-url", "8,4", "--sweep-n", "800")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -32,9 +34,24 @@ func TestExperimentFP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Header plus 2 structures x 2 checkpoints x 2 workloads.
-	if lines := strings.Count(string(csv), "\n"); lines != 9 {
-		t.Errorf("fp.csv has %d lines, want 9:\n%s", lines, csv)
+	// Header plus 2 structures x 2 checkpoints x 2 workloads, then the
+	// memory sweep: 2 structures x 2 sizes x 2 workloads, at n = 800.
+	lines := strings.Split(strings.TrimSuffix(string(csv), "\n"), "\n")
+	if len(lines) != 17 {
+		t.Fatalf("fp.csv has %d lines, want 17:\n%s", len(lines), csv)
+	}
+	for i, l := range lines[1:] {
+		wantEnd := ",n"
+		if i >= 8 {
+			wantEnd = ",bits"
+			// bf at 4 then 8 bits per URL: 3200 and 6400 bits for n = 800.
+			if i < 12 && !strings.Contains(l, ",bf,800,0,3,"+strconv.Itoa(3200*(1+(i-8)/2))+",") {
+				t.Errorf("memory-sweep line %q: want bf, n 800 and b·n bits", l)
+			}
+		}
+		if !strings.HasSuffix(l, wantEnd) {
+			t.Errorf("line %q does not end with %q", l, wantEnd)
+		}
 	}
 	report, err := os.ReadFile(filepath.Join(out, "report.md"))
 	if err != nil {
@@ -50,14 +67,16 @@ func TestExperimentFP(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("plot: exit %d: %s", code, stderr)
 	}
-	if _, err := os.Stat(filepath.Join(replot, "fp_vs_n_url-id.png")); err != nil {
-		t.Errorf("plot: %v", err)
+	for _, f := range []string{"fp_vs_n_url-id.png", "fp_vs_bits_per_url_holdout.png"} {
+		if _, err := os.Stat(filepath.Join(replot, f)); err != nil {
+			t.Errorf("plot: %v", err)
+		}
 	}
 
 	// The same with urlnorm segmentation.
 	out2 := filepath.Join(t.TempDir(), "out")
 	code, _, stderr = runCmd(b.String(), "experiment", "fp", "--urls", "-", "--out", out2, "--segments", "urlnorm",
-		"--n", "1000", "--bits", "8192", "--structures", "mlbf", "--progress=false")
+		"--n", "1000", "--bits", "8192", "--structures", "mlbf", "--progress=false", "--bits-per-url", "none")
 	if code != 0 {
 		t.Fatalf("urlnorm: exit %d: %s", code, stderr)
 	}
@@ -67,6 +86,12 @@ func TestExperimentFP(t *testing.T) {
 	}
 	if !strings.Contains(string(report), "| segmentation | urlnorm") {
 		t.Error("report.md does not name the urlnorm segmentation")
+	}
+	if !strings.Contains(string(report), "no memory sweep was run") {
+		t.Error("report.md with --bits-per-url none does not say the sweep is absent")
+	}
+	if _, err := os.Stat(filepath.Join(out2, "fp_vs_bits_per_url_url-id.png")); !os.IsNotExist(err) {
+		t.Errorf("--bits-per-url none: FP vs bits per URL figure: got %v, want none", err)
 	}
 }
 
@@ -86,6 +111,11 @@ func TestExperimentUsage(t *testing.T) {
 		{[]string{"experiment", "fp", "--urls", "x", "--structures", "bf,xyz"}, 2, "unknown structure"},
 		{[]string{"experiment", "fp", "--urls", "x,", "--out", "o"}, 2, "empty file name"},
 		{[]string{"experiment", "fp", "--urls", "x", "--segments", "words"}, 2, "unknown --segments"},
+		{[]string{"experiment", "fp", "--urls", "x", "--bits-per-url", "4,x"}, 2, `--bits-per-url: experiments: bits per URL "x" is not a positive number`},
+		{[]string{"experiment", "fp", "--urls", "x", "--bits-per-url", "0"}, 2, "is not a positive number"},
+		{[]string{"experiment", "fp", "--urls", "x", "--bits-per-url", ""}, 2, "or none for no memory sweep"},
+		{[]string{"experiment", "fp", "--urls", "x", "--bits-per-url", "4,,8"}, 2, "is not a positive number"},
+		{[]string{"experiment", "fp", "--urls", "x", "--sweep-n", "-3"}, 2, "--sweep-n -3 is negative"},
 		{[]string{"experiment", "plot"}, 2, "--csv is required"},
 		{[]string{"experiment", "plot", "--csv", "/nonexistent/fp.csv"}, 1, "no such file"},
 		{[]string{"experiment", "fp", "--urls", "/nonexistent/file", "--out", "OUT", "--progress=false"}, 1, "no such file"},
