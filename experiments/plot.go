@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"fmt"
+	"image/color"
 	"io"
 	"math"
 	"os"
@@ -209,7 +210,7 @@ func fpCurves(p *plot.Plot, leg plot.Legend, name string, rows []Row, wl string,
 		hi = floor * 100
 	}
 	for i, se := range all {
-		c := plotutil.Color(structIndex(structs, se.name))
+		c := structColor(structIndex(structs, se.name))
 		if len(se.theo) > 0 {
 			theo := make(plotter.XYs, len(se.theo))
 			for j, xy := range se.theo {
@@ -270,7 +271,7 @@ func timeVsN(rows []Row, wl string, structs []string, what string) (Figure, erro
 		if err != nil {
 			return Figure{}, fmt.Errorf("experiments: plot: %w", err)
 		}
-		l.Color, pts.Color, pts.Shape = plotutil.Color(i), plotutil.Color(i), plotutil.Shape(i)
+		l.Color, pts.Color, pts.Shape = structColor(i), structColor(i), plotutil.Shape(i)
 		p.Add(l, pts)
 		leg.Add(s, l, pts)
 	}
@@ -299,6 +300,15 @@ func workloadOrder(rows []Row) []string {
 }
 
 func structIndex(structs []string, s string) int { return slices.Index(structs, s) }
+
+// palette is ColorBrewer's Set1: unlike plotutil's soft colours, no two of
+// the first six (one per structure) are easily confused.
+var palette = []color.RGBA{
+	{228, 26, 28, 255}, {77, 175, 74, 255}, {55, 126, 184, 255}, {255, 127, 0, 255},
+	{152, 78, 163, 255}, {90, 90, 90, 255}, {166, 86, 40, 255}, {247, 129, 191, 255},
+}
+
+func structColor(i int) color.Color { return palette[(i%len(palette)+len(palette))%len(palette)] }
 
 // writeFile writes path through a temporary file renamed into place, so a
 // failed run never leaves a truncated output behind.
