@@ -50,7 +50,10 @@ type WARCOptions struct {
 	Info map[string]string
 	// GzipLevel is the compression level of every record's gzip member,
 	// gzip.HuffmanOnly to gzip.BestCompression. Default
-	// gzip.DefaultCompression.
+	// gzip.DefaultCompression. At gzip.BestSpeed a record of up to 16 KiB
+	// is written as one deflate block with the fixed Huffman codes: about
+	// a fifth of the CPU of a dynamic table on the small records of a
+	// crawl, for output about 11% larger (docs/BENCHMARKS.md).
 	GzipLevel int
 
 	now func() time.Time // tests; default time.Now
@@ -222,11 +225,11 @@ func (w *WARCWriter) Write(ex *Exchange) (WARCRef, error) {
 		b = &recordBuilder{}
 	}
 	defer func() {
-		if b.out.Cap() <= maxPooledRecord {
+		if cap(b.out.b) <= maxPooledRecord {
 			w.pool.Put(b)
 		}
 	}()
-	b.out.Reset()
+	b.out.b = b.out.b[:0]
 	common := []warcField{{"WARC-Target-URI", ex.TargetURI}}
 	if ex.IP != "" {
 		common = append(common, warcField{"WARC-IP-Address", ex.IP})
@@ -247,11 +250,11 @@ func (w *WARCWriter) Write(ex *Exchange) (WARCRef, error) {
 
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	off, err := w.appendLocked(b.out.Bytes())
+	off, err := w.appendLocked(b.out.b)
 	if err != nil {
 		return WARCRef{}, err
 	}
-	return WARCRef{File: w.name, Offset: off, Length: int64(b.out.Len()), RequestID: reqID, ResponseID: respID}, nil
+	return WARCRef{File: w.name, Offset: off, Length: int64(len(b.out.b)), RequestID: reqID, ResponseID: respID}, nil
 }
 
 // appendLocked writes p to the current file, rotating first when needed,
@@ -349,7 +352,7 @@ func (w *WARCWriter) warcinfo(name string, date time.Time) ([]byte, error) {
 		"application/warc-fields", nil, block.Bytes(), w.opts.GzipLevel); err != nil {
 		return nil, err
 	}
-	return b.out.Bytes(), nil
+	return b.out.b, nil
 }
 
 func (w *WARCWriter) closeFileLocked() error {
@@ -421,15 +424,27 @@ func (ex *Exchange) validate() error {
 type warcField struct{ name, value string }
 
 // recordBuilder compresses records into out; it is reused through a pool.
-// The gzip encoder is klauspost/compress's (standard gzip members, read
-// by compress/gzip and warcio): at level 1 it compresses the small records
-// of a crawl at about half the CPU of compress/gzip, which builds a dynamic
-// Huffman table per member (issue #5, docs/BENCHMARKS.md).
+// At GzipLevel BestSpeed a record of up to fixedGzipMax bytes is
+// compressed by appendFixedGzip (one block with deflate's fixed codes: no
+// Huffman table to build per member, the largest cost of small members);
+// otherwise by klauspost/compress's gzip (standard gzip members, read by
+// compress/gzip and warcio), which compresses the records of a crawl at
+// about half the CPU of compress/gzip (issue #5, docs/BENCHMARKS.md).
 type recordBuilder struct {
-	out   bytes.Buffer
-	head  bytes.Buffer
+	out   sink
+	head  []byte   // the record's WARC header
+	plain []byte   // a small record, uncompressed, for appendFixedGzip
+	lz    *lzTable // appendFixedGzip's scratch
 	zw    *gzip.Writer
 	level int
+}
+
+// sink is an io.Writer appending to a byte slice.
+type sink struct{ b []byte }
+
+func (s *sink) Write(p []byte) (int, error) {
+	s.b = append(s.b, p...)
+	return len(p), nil
 }
 
 // record appends one gzip member holding a record whose block is
@@ -443,22 +458,46 @@ func (b *recordBuilder) record(typ, id string, date time.Time, fields []warcFiel
 	block := sha1.New()
 	block.Write(httpHead)
 	block.Write(payload)
-	h := &b.head
-	h.Reset()
-	h.WriteString("WARC/1.1\r\n")
-	fmt.Fprintf(h, "WARC-Type: %s\r\n", typ)
-	fmt.Fprintf(h, "WARC-Record-ID: %s\r\n", id)
-	fmt.Fprintf(h, "WARC-Date: %s\r\n", date.UTC().Format(warcDateFormat))
+	var sum [sha1.Size]byte
+	h := append(b.head[:0], "WARC/1.1\r\nWARC-Type: "...)
+	h = append(h, typ...)
+	h = append(h, "\r\nWARC-Record-ID: "...)
+	h = append(h, id...)
+	h = append(h, "\r\nWARC-Date: "...)
+	h = date.UTC().AppendFormat(h, warcDateFormat)
+	h = append(h, "\r\n"...)
 	for _, f := range fields {
-		fmt.Fprintf(h, "%s: %s\r\n", f.name, f.value)
+		h = append(h, f.name...)
+		h = append(h, ": "...)
+		h = append(h, f.value...)
+		h = append(h, "\r\n"...)
 	}
-	fmt.Fprintf(h, "WARC-Block-Digest: sha1:%s\r\n", base32.StdEncoding.EncodeToString(block.Sum(nil)))
+	h = append(h, "WARC-Block-Digest: sha1:"...)
+	h = base32.StdEncoding.AppendEncode(h, block.Sum(sum[:0]))
+	h = append(h, "\r\n"...)
 	if httpHead != nil {
-		fmt.Fprintf(h, "WARC-Payload-Digest: %s\r\n", PayloadDigest(payload))
+		sum = sha1.Sum(payload)
+		h = append(h, "WARC-Payload-Digest: sha1:"...)
+		h = base32.StdEncoding.AppendEncode(h, sum[:])
+		h = append(h, "\r\n"...)
 	}
-	fmt.Fprintf(h, "Content-Type: %s\r\n", contentType)
-	fmt.Fprintf(h, "Content-Length: %d\r\n\r\n", len(httpHead)+len(payload))
+	h = append(h, "Content-Type: "...)
+	h = append(h, contentType...)
+	h = append(h, "\r\nContent-Length: "...)
+	h = strconv.AppendInt(h, int64(len(httpHead)+len(payload)), 10)
+	h = append(h, "\r\n\r\n"...)
+	b.head = h
 
+	const end = "\r\n\r\n"
+	if n := len(h) + len(httpHead) + len(payload) + len(end); level == gzip.BestSpeed && n <= fixedGzipMax {
+		p := append(append(append(append(b.plain[:0], h...), httpHead...), payload...), end...)
+		b.plain = p
+		if b.lz == nil {
+			b.lz = new(lzTable)
+		}
+		b.out.b = appendFixedGzip(b.out.b, p, b.lz)
+		return nil
+	}
 	if b.zw == nil || b.level != level {
 		zw, err := gzip.NewWriterLevel(&b.out, level)
 		if err != nil {
@@ -468,7 +507,7 @@ func (b *recordBuilder) record(typ, id string, date time.Time, fields []warcFiel
 	} else {
 		b.zw.Reset(&b.out)
 	}
-	for _, p := range [][]byte{h.Bytes(), httpHead, payload, []byte("\r\n\r\n")} {
+	for _, p := range [][]byte{h, httpHead, payload, []byte(end)} {
 		if _, err := b.zw.Write(p); err != nil {
 			return fmt.Errorf("storage: WARC: %w", err)
 		}

@@ -3,6 +3,7 @@ package storage
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -72,10 +73,19 @@ type warcioRecord struct {
 // TestWARCWarcio has the independent warcio.js parser read files written
 // with rotation and compares every record with what the Go reader saw and
 // with the digests warcio's side computes on its own.
+//
+// It runs at the default level and at BestSpeed, where small records go
+// through appendFixedGzip instead of klauspost/compress.
 func TestWARCWarcio(t *testing.T) {
 	prefix := warcioPrefix(t)
+	for _, level := range []int{gzip.DefaultCompression, gzip.BestSpeed} {
+		t.Run(fmt.Sprintf("level%d", level), func(t *testing.T) { testWARCWarcio(t, prefix, level) })
+	}
+}
+
+func testWARCWarcio(t *testing.T, prefix string, level int) {
 	dir := t.TempDir()
-	w, err := NewWARCWriter(dir, WARCOptions{Prefix: "test", MaxFileSize: 8 << 10, Info: map[string]string{"operator": "warcio test"}})
+	w, err := NewWARCWriter(dir, WARCOptions{Prefix: "test", MaxFileSize: 8 << 10, GzipLevel: level, Info: map[string]string{"operator": "warcio test"}})
 	if err != nil {
 		t.Fatal(err)
 	}
