@@ -173,7 +173,8 @@ func (f *Fetcher) Options() Options { return f.opts }
 func (f *Fetcher) Close() { f.transport.CloseIdleConnections() }
 
 // Fetch downloads rawURL with GET, without following redirects, and
-// extracts the links of an HTML page.
+// extracts the links of an HTML page: it is FetchBody followed by
+// ParseLinks.
 //
 // On success it returns the Result and a nil error, whatever the HTTP
 // status; a body cut at MaxBodySize is not an error (Result.Truncated is
@@ -182,6 +183,19 @@ func (f *Fetcher) Close() { f.transport.CloseIdleConnections() }
 // (timeout, reset, early end) it returns both: the partial Result, marked
 // Truncated, and an *Error saying why.
 func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (*Result, error) {
+	res, err := f.FetchBody(ctx, rawURL)
+	if res != nil {
+		f.ParseLinks(res)
+	}
+	return res, err
+}
+
+// FetchBody is Fetch without the link extraction: Result.Base is the
+// requested URL and Links is empty until ParseLinks. A crawler that keeps
+// one request per host at a time calls FetchBody, lets the host's next
+// request go out, and only then parses the page's links, which takes
+// about as long as a fetch over loopback (issue #5).
+func (f *Fetcher) FetchBody(ctx context.Context, rawURL string) (*Result, error) {
 	u, err := parseFetchURL(rawURL)
 	if err != nil {
 		return nil, err
@@ -195,19 +209,28 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (*Result, error) {
 	if res.Status >= 300 && res.Status < 400 {
 		res.Location = res.Header.Get("Location")
 	}
-	if res.Status >= 200 && res.Status < 300 && len(res.Body) > 0 {
-		ex, xerr := Extract(res.Body, res.ContentType, u, ExtractOptions{
-			MaxLinks:     f.opts.MaxOutlinks,
-			KeepNofollow: f.opts.FollowNofollow,
-		})
-		if xerr == nil && ex != nil {
-			if ex.Base != nil {
-				res.Base = ex.Base
-			}
-			res.Links, res.LinksDropped, res.NofollowSkipped = ex.Links, ex.Dropped, ex.NofollowSkipped
-		}
-	}
 	return res, err
+}
+
+// ParseLinks sets res.Base, Links, LinksDropped and NofollowSkipped from
+// the body of a 2xx HTML response returned by FetchBody, with the
+// Fetcher's MaxOutlinks and FollowNofollow; other responses are left as
+// they are. It does no I/O.
+func (f *Fetcher) ParseLinks(res *Result) {
+	if res.Status < 200 || res.Status >= 300 || len(res.Body) == 0 {
+		return
+	}
+	ex, err := Extract(res.Body, res.ContentType, res.Base, ExtractOptions{
+		MaxLinks:     f.opts.MaxOutlinks,
+		KeepNofollow: f.opts.FollowNofollow,
+	})
+	if err != nil || ex == nil {
+		return
+	}
+	if ex.Base != nil {
+		res.Base = ex.Base
+	}
+	res.Links, res.LinksDropped, res.NofollowSkipped = ex.Links, ex.Dropped, ex.NofollowSkipped
 }
 
 func parseFetchURL(rawURL string) (*url.URL, error) {
