@@ -250,7 +250,17 @@ func (f *Frontier) loadScope(ctx context.Context) error {
 
 // nextScript reclaims expired leases and leases the host that has waited
 // longest among the ready ones. See the package documentation.
-var nextScript = redis.NewScript(`
+//
+// It is idempotent for one token: the host a call leases is remembered
+// under n:<token> for the lease's time, and a call with a token that still
+// holds its lease returns that lease again instead of taking a second one.
+// Without this, a call whose reply was lost (Redis went away after running
+// it) and which was then retried left the first host leased to nobody
+// until the lease expired: the whole crawl of that host stalled for the
+// lease time (2 minutes by default).
+var nextScript = redis.NewScript(nextScriptSource)
+
+const nextScriptSource = `
 local tag = ARGV[1]
 local now = tonumber(ARGV[2])
 local ttl = tonumber(ARGV[3])
@@ -258,6 +268,13 @@ local token = ARGV[4]
 local maxPages = tonumber(ARGV[5])
 local ready, leases, tok, out, stg, stats, nxt =
   tag..':ready', tag..':leases', tag..':tok', tag..':out', tag..':stage', tag..':stats', tag..':next'
+local req = tag..':n:'..token
+local held = redis.call('GET', req)
+if held and redis.call('HGET', tok, held) == token then
+  local st = redis.call('HGET', stg, held)
+  if st then return {'stage', held, st, redis.call('HGET', out, held) or ''} end
+  return {'ok', held, redis.call('HGET', out, held) or '', redis.call('GET', tag..':scopever') or ''}
+end
 local expired = redis.call('ZRANGEBYSCORE', leases, '-inf', now, 'LIMIT', 0, 100)
 for _, h in ipairs(expired) do
   local st = redis.call('HGET', stg, h)
@@ -265,6 +282,7 @@ for _, h in ipairs(expired) do
     redis.call('HSET', tok, h, token)
     redis.call('ZADD', leases, now + ttl, h)
     redis.call('HINCRBY', stats, 'reclaimed', 1)
+    redis.call('SET', req, h, 'PX', ttl)
     return {'stage', h, st, redis.call('HGET', out, h) or ''}
   end
   local e = redis.call('HGET', out, h)
@@ -297,10 +315,11 @@ while true do
     redis.call('HSET', tok, h, token)
     redis.call('ZADD', leases, now + ttl, h)
     redis.call('HINCRBY', stats, 'served', 1)
+    redis.call('SET', req, h, 'PX', ttl)
     return {'ok', h, e, redis.call('GET', tag..':scopever') or ''}
   end
 end
-`)
+`
 
 // stageScript records a completion's candidates under the host's lease.
 var stageScript = redis.NewScript(`
@@ -345,6 +364,7 @@ if h ~= '' then
   redis.call('HDEL', tok, h)
   redis.call('HDEL', stg, h)
   redis.call('ZREM', leases, h)
+  redis.call('DEL', tag..':n:'..ARGV[3])
   local t = now
   if ARGV[6] == '1' then
     t = now + tonumber(ARGV[5])
