@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 
@@ -317,7 +315,11 @@ func init() {
 // keys with several goroutines and prints the indexes it saw new.
 func seenHelper() int {
 	ctx := context.Background()
-	c, err := Dial(ctx, Config{URL: "redis://" + testAddr, Prefix: os.Getenv("LCREDIS_PREFIX")})
+	url := os.Getenv("LCREDIS_URL")
+	if url == "" {
+		url = "redis://" + testAddr
+	}
+	c, err := Dial(ctx, Config{URL: url, Prefix: os.Getenv("LCREDIS_PREFIX")})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -349,34 +351,7 @@ func seenHelper() int {
 // once.
 func TestSeenAtomicProcesses(t *testing.T) {
 	c := testClient(t)
-	const procs = 3
-	outs := make([]strings.Builder, procs)
-	cmds := make([]*exec.Cmd, procs)
-	for p := range cmds {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), helperEnv+"=seen", "LCREDIS_PREFIX="+c.prefix, "LCREDIS_SEED="+strconv.Itoa(p+1))
-		cmd.Stdout = &outs[p]
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		cmds[p] = cmd
-	}
-	for p, cmd := range cmds {
-		if err := cmd.Wait(); err != nil {
-			t.Fatalf("process %d: %v", p, err)
-		}
-	}
-	counts := make([]int, 3000)
-	for p := range outs {
-		for _, f := range strings.Fields(outs[p].String()) {
-			i, err := strconv.Atoi(f)
-			if err != nil || i < 0 || i >= len(counts) {
-				t.Fatalf("process %d printed %q", p, f)
-			}
-			counts[i]++
-		}
-	}
+	counts := runSeenProcesses(t, "redis://"+testAddr, c.prefix)
 	for i, n := range counts {
 		if n != 1 {
 			t.Errorf("key %d reported new %d times across processes, want exactly 1", i, n)
