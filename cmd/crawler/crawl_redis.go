@@ -23,12 +23,14 @@ import (
 type redisConfig struct {
 	url, prefix string
 	cluster     bool
+	lease       time.Duration // 0: redisLease(fetch timeout)
 }
 
 func redisFlags(fs *flag.FlagSet, c *redisConfig) {
 	fs.StringVar(&c.url, "redis", "", "distributed mode: share the crawl through this Redis, redis://[user:password@]host:port[/db] or rediss:// (TLS); every worker runs the same command line (default: local mode, no Redis)")
 	fs.StringVar(&c.prefix, "redis-prefix", redisfrontier.DefaultPrefix, "with --redis: key prefix of the crawl, so that several crawls share one Redis")
 	fs.BoolVar(&c.cluster, "redis-cluster", false, "with --redis: Redis Cluster; further seed nodes as addr= query parameters of --redis")
+	fs.DurationVar(&c.lease, "redis-lease", 0, "with --redis: how long a worker holds a host per entry; a dead worker's entries go to another worker when it expires. Must exceed --fetch-timeout (default: the larger of 2m and twice --fetch-timeout)")
 }
 
 // minRedisLease is the least host lease of a distributed crawl: a worker
@@ -70,6 +72,15 @@ func workerName() string {
 // expires.
 func crawlRedis(ctx context.Context, e env, c crawlConfig) (err error) {
 	start := time.Now()
+	lease := c.redis.lease
+	switch {
+	case lease == 0:
+		lease = redisLease(c.fetchTimeout)
+	case lease <= c.fetchTimeout:
+		// An entry whose fetch runs to its timeout must still be done
+		// before the lease ends, or it is fetched twice.
+		return fmt.Errorf("%w: --redis-lease %v must exceed --fetch-timeout %v", errUsage, lease, c.fetchTimeout)
+	}
 	seeds, err := readSeeds(c.seeds)
 	if err != nil {
 		return err
@@ -90,7 +101,6 @@ func crawlRedis(ctx context.Context, e env, c crawlConfig) (err error) {
 		return fmt.Errorf("crawl: %w", err)
 	}
 	defer rc.Close()
-	lease := redisLease(c.fetchTimeout)
 	seen, err := redisfrontier.OpenSeen(ctx, rc, redisfrontier.SeenOptions{
 		Filter: mlbf.Options{ExpectedURLs: c.expectedURLs, FalsePositiveRate: c.fpTarget},
 		// The answers of a dead worker's batch must outlive its lease.
@@ -134,8 +144,8 @@ func crawlRedis(ctx context.Context, e env, c crawlConfig) (err error) {
 	}()
 	cr.robots = fetch.NewRobotsCache(redisfrontier.NewSharedRobots(rc, cr.fetcher, 0), fetch.RobotsCacheOptions{OnFetch: cr.robotsFetched})
 
-	fmt.Fprintf(e.stderr, "crawl: worker %s on %s prefix %q: %d seeds (%d new), concurrency %d, delay %v, scope %v, lease %v; seen-set %s\n",
-		name, redactRedisURL(c.redis.url), rc.Prefix(), len(seeds), added, c.concurrency, c.delay, c.scope, lease, seen.Params())
+	fmt.Fprintf(e.stderr, "crawl: worker %s (lease id %s) on %s prefix %q: %d seeds (%d new), concurrency %d, delay %v, scope %v, lease %v; seen-set %s\n",
+		name, seen.Worker(), redactRedisURL(c.redis.url), rc.Prefix(), len(seeds), added, c.concurrency, c.delay, c.scope, lease, seen.Params())
 
 	aux := newAuxTasks()
 	if c.progressInterval > 0 {

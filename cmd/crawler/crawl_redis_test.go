@@ -121,6 +121,8 @@ func TestCrawlRedisFlags(t *testing.T) {
 		{[]string{"--seeds", seeds, "--out", out, "--redis", "redis://127.0.0.1:1", "--state", dir}, 2},
 		{[]string{"--seeds", seeds, "--out", out, "--redis", "nonsense://x"}, 1},
 		{[]string{"--seeds", seeds, "--out", out, "--redis", "redis://127.0.0.1:6379", "--redis-prefix", "a{b}"}, 1},
+		// A lease no longer than a fetch would hand live workers' entries out twice.
+		{[]string{"--seeds", seeds, "--out", out, "--redis", "redis://127.0.0.1:1", "--fetch-timeout", "10s", "--redis-lease", "10s"}, 2},
 	} {
 		code, _, stderr := runCrawler(t, context.Background(), tc.args...)
 		if code != tc.code {

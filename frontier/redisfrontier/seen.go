@@ -358,6 +358,11 @@ func (s *Seen) TestAndAddBatch(ctx context.Context, keys [][]string, present []b
 	return s.testAndAddBatchID(ctx, "", keys, present)
 }
 
+// Worker returns the random id of this Seen, which starts every batch id
+// it makes and so every frontier lease token of the Frontier using it
+// (how `crawler status` and tests tell which worker holds a lease).
+func (s *Seen) Worker() string { return s.worker }
+
 // NewBatchID returns a fresh id for TestAndAddBatchID.
 func (s *Seen) NewBatchID() string {
 	return s.worker + "-" + strconv.FormatUint(s.calls.Add(1), 36)
