@@ -29,7 +29,7 @@ const (
 
 // legendWidth is the strip right of the data where the legend is drawn, so
 // that it never hides a curve.
-const legendWidth = 2.7 * vg.Inch
+const legendWidth = 3.1 * vg.Inch
 
 // Figure is one plot, written as Name.png and Name.svg.
 type Figure struct {
