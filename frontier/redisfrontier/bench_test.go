@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/layercrawl/layercrawl/mlbf"
@@ -160,11 +161,18 @@ func BenchmarkSeenSet(b *testing.B) {
 		b.ReportMetric(float64(news)/float64(b.N), "new/url")
 		b.ReportMetric(cpu*1e6/float64(b.N), "srvCPUus/url")
 	})
-	b.Run("mlbf-redis/batch=1000", func(b *testing.B) { benchMLBF(b, false) })
-	b.Run("mlbf-redis/batch=1000/nolocalbits", func(b *testing.B) { benchMLBF(b, true) })
+	b.Run("mlbf-redis/batch=1000", func(b *testing.B) { benchMLBF(b, false, 1) })
+	b.Run("mlbf-redis/batch=1000/nolocalbits", func(b *testing.B) { benchMLBF(b, true, 1) })
+	b.Run("mlbf-redis/batch=1000/inflight=4", func(b *testing.B) { benchMLBF(b, false, 4) })
 }
 
-func benchMLBF(b *testing.B, nolocal bool) {
+// benchMLBF checks the URLs in batches of 1,000 with TestAndAddBatch. With
+// inflight > 1, that many goroutines of the one worker (one Seen, one
+// connection pool) each take the next batch, so up to inflight batches are
+// in flight at once: as in a crawl worker, whose fetch goroutines each
+// check their page's links. The client then prepares and reads batches
+// while Redis runs another, instead of Redis waiting for the client.
+func benchMLBF(b *testing.B, nolocal bool, inflight int) {
 	urls := loadBenchURLs(b, min(b.N, maxURLs))
 	segs := make([][]string, len(urls))
 	for i, u := range urls {
@@ -178,26 +186,47 @@ func benchMLBF(b *testing.B, nolocal bool) {
 		b.Fatal(err)
 	}
 	const batch = 1000
-	present := make([]bool, batch)
-	keys := make([][]string, 0, batch)
-	news := 0
+	var next, newCount atomic.Int64
+	errs := make(chan error, inflight)
 	cpu0 := serverCPU(b, c)
 	b.ResetTimer()
-	for i := 0; i < b.N; {
-		keys = keys[:0]
-		for ; i < b.N && len(keys) < batch; i++ {
-			keys = append(keys, segs[i%len(segs)])
-		}
-		if err := s.TestAndAddBatch(ctx, keys, present); err != nil {
-			b.Fatal(err)
-		}
-		for _, p := range present[:len(keys)] {
-			if !p {
-				news++
+	var wg sync.WaitGroup
+	for range inflight {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			present := make([]bool, batch)
+			keys := make([][]string, 0, batch)
+			for {
+				i := int(next.Add(batch)) - batch
+				if i >= b.N {
+					return
+				}
+				keys = keys[:0]
+				for ; i < b.N && len(keys) < batch; i++ {
+					keys = append(keys, segs[i%len(segs)])
+				}
+				if err := s.TestAndAddBatch(ctx, keys, present); err != nil {
+					errs <- err
+					return
+				}
+				n := 0
+				for _, p := range present[:len(keys)] {
+					if !p {
+						n++
+					}
+				}
+				newCount.Add(int64(n))
 			}
-		}
+		}()
 	}
+	wg.Wait()
 	b.StopTimer()
+	close(errs)
+	if err := <-errs; err != nil {
+		b.Fatal(err)
+	}
+	news := int(newCount.Load())
 	cpu := serverCPU(b, c) - cpu0
 	after := usedMemory(b, c)
 	var keyBytes int64

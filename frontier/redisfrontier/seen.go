@@ -97,9 +97,10 @@ type seenReq struct {
 //
 // KEYS: marker, result, layer 0 .. layer L of the shard.
 // ARGV: fingerprint, result TTL (s), m (keys in the call), then for each
-// layer i = 0..L: the number t of probes sent, t bit offsets, and the t
-// 1-based indexes of the keys they belong to, in key order. Probes the
-// worker knows to be set already are not sent (bits only go from 0 to 1).
+// layer i = 0..L: the number t of probes sent, t bit offsets in key order,
+// and a string of m bytes whose j-th byte is 48 ('0') plus the number of
+// those probes that belong to key j. Probes the worker knows to be set
+// already are not sent (bits only go from 0 to 1).
 //
 // BITFIELD SET returns each bit's old value, so one call per layer tests
 // and sets all its probes; keys are handled in order, so a key repeated in
@@ -107,38 +108,50 @@ type seenReq struct {
 // keys had been inserted one by one. The answer (one '0'/'1' per key: '1'
 // when every probe sent for it was set) is kept under the result key for
 // the TTL: a retry of the same call returns it unchanged.
+//
+// Redis's CPU per probe is what limits a worker's checks per second, so
+// the encoding is lean: one argument per probe (its offset); the probes'
+// keys come from the per-layer count string, read with string.byte, rather
+// than one index argument per probe, which cost a RESP argument, a Lua
+// string and a tonumber each. The BITFIELD argument table is reused.
 var seenScript = redis.NewScript(`
 local mark = redis.call('GET', KEYS[1])
 if not mark then return redis.error_reply('LCLOST seen-set shard marker missing') end
 if mark ~= ARGV[1] then return redis.error_reply('LCPARAMS seen-set parameters differ') end
 local prev = redis.call('GET', KEYS[2])
 if prev then return prev end
+local byte = string.byte
 local m = tonumber(ARGV[3])
 local present = {}
 for u = 1, m do present[u] = 1 end
+local args = {}
 local pos = 4
 for i = 3, #KEYS do
   local t = tonumber(ARGV[pos])
-  pos = pos + 1
+  local cnt = ARGV[pos + t + 1]
+  local key, left = 0, 0
   local done = 0
   while done < t do
     local chunk = t - done
     if chunk > 1500 then chunk = 1500 end
-    local args = {}
-    local a = 0
     local base = pos + done
-    for q = 0, chunk - 1 do
+    local a = 0
+    for q = 1, chunk do
       args[a + 1] = 'SET'; args[a + 2] = 'u1'; args[a + 3] = ARGV[base + q]; args[a + 4] = '1'
       a = a + 4
     end
-    local r = redis.call('BITFIELD', KEYS[i], unpack(args))
-    base = base + t
+    local r = redis.call('BITFIELD', KEYS[i], unpack(args, 1, a))
     for q = 1, chunk do
-      if r[q] == 0 then present[tonumber(ARGV[base + q - 1])] = 0 end
+      while left == 0 do
+        key = key + 1
+        left = byte(cnt, key) - 48
+      end
+      if r[q] == 0 then present[key] = 0 end
+      left = left - 1
     end
     done = done + chunk
   end
-  pos = pos + 2 * t
+  pos = pos + t + 2
 end
 local out = table.concat(present)
 redis.call('SET', KEYS[2], out, 'EX', ARGV[2])
@@ -282,8 +295,48 @@ func (s *Seen) claim(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("redisfrontier: seen-set markers: %w", err)
 	}
+	// Allocate every bitmap at its full size once. Grown by the probes
+	// instead, a key over 1 MB would keep up to 1 MB of slack (Redis
+	// over-allocates a growing string), and how much depends on the order
+	// of the writes.
+	sizes := make([]any, 0, len(s.lay.LayerBits()))
+	for _, b := range s.lay.LayerBits() {
+		sizes = append(sizes, b-1)
+	}
+	err = s.c.retry(ctx, func(ctx context.Context) error {
+		// EVAL, not EVALSHA: it runs once per shard when a worker
+		// starts, and needs no script cache on any Cluster node.
+		cmds, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for sh := range s.keys {
+				allocScript.Eval(ctx, p, s.keys[sh][2:], sizes...)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, c := range cmds {
+			if c.Err() != nil {
+				return c.Err()
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("redisfrontier: seen-set bitmaps: %w", err)
+	}
 	return nil
 }
+
+// allocScript creates each absent bitmap key (KEYS) at its full size
+// (ARGV: the last bit offset of each); existing keys are left alone, so a
+// bit already set is never cleared.
+var allocScript = redis.NewScript(`
+for i = 1, #KEYS do
+  if redis.call('EXISTS', KEYS[i]) == 0 then redis.call('SETBIT', KEYS[i], ARGV[i], 0) end
+end
+return 0
+`)
 
 // Params returns the filter's parameters as stored in Redis.
 func (s *Seen) Params() string { return s.params }
@@ -421,26 +474,26 @@ func (s *Seen) prepare(keys [][]string, batch string) []*call {
 	// offs[i] and idx[i] collect the probes of layer i sent in a call.
 	type shardBuf struct {
 		offs [][]uint64
-		idx  [][]int
+		cnt  [][]byte // cnt[i][j]: 48 + probes of key j sent in layer i
 	}
 	bufs := map[*call]*shardBuf{}
 	nflushed := 0
 	flush := func(cl *call) {
 		b := bufs[cl]
-		n := 3 + L + 1
+		n := 3 + 2*(L+1)
 		for _, o := range b.offs {
-			n += 2 * len(o)
+			n += len(o)
 		}
 		args := make([]any, 0, n)
 		args = append(args, s.fp, s.ttl, len(cl.idx))
 		for i := range b.offs {
 			args = append(args, len(b.offs[i]))
-			for _, o := range b.offs[i] {
-				args = append(args, o)
+			// Pointers into offs, which is final now: boxing a
+			// pointer does not allocate, a uint64 would.
+			for j := range b.offs[i] {
+				args = append(args, &b.offs[i][j])
 			}
-			for _, x := range b.idx[i] {
-				args = append(args, x)
-			}
+			args = append(args, b.cnt[i])
 		}
 		cl.args = args
 		var id string
@@ -464,10 +517,26 @@ func (s *Seen) prepare(keys [][]string, batch string) []*call {
 			cl = &call{shard: sh}
 			byShard[sh] = cl
 			calls = append(calls, cl)
-			bufs[cl] = &shardBuf{offs: make([][]uint64, L+1), idx: make([][]int, L+1)}
+			b := &shardBuf{offs: make([][]uint64, L+1), cnt: make([][]byte, L+1)}
+			// Sized for this call's expected share of the keys, so
+			// that the slices rarely grow (copying) while filling.
+			n := min(s.maxBatch, (len(keys)-i)/s.shards+8)
+			cl.idx = make([]int, 0, n)
+			if s.known != nil {
+				cl.mark = make([]mlbf.Probe, 0, n*s.lay.MaxProbes())
+			}
+			for l := range b.offs {
+				b.offs[l] = make([]uint64, 0, n*s.k)
+				b.cnt[l] = make([]byte, 0, n)
+			}
+			bufs[cl] = b
 		}
 		b := bufs[cl]
 		cl.idx = append(cl.idx, i)
+		for l := range b.cnt {
+			b.cnt[l] = append(b.cnt[l], '0')
+		}
+		last := len(cl.idx) - 1
 		for _, p := range probes {
 			if s.known != nil {
 				cl.mark = append(cl.mark, p)
@@ -476,7 +545,7 @@ func (s *Seen) prepare(keys [][]string, batch string) []*call {
 				}
 			}
 			b.offs[p.Layer] = append(b.offs[p.Layer], p.Bit)
-			b.idx[p.Layer] = append(b.idx[p.Layer], len(cl.idx))
+			b.cnt[p.Layer][last]++
 		}
 		if len(cl.idx) == s.maxBatch {
 			flush(cl)
