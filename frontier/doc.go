@@ -68,6 +68,19 @@
 // starts and its next entry may go out) at Release or at the start of Done,
 // before the batch is written.
 //
+// "Durable" is what the Store's Write promises. A store that syncs every
+// write to disk makes that hold after a crash of the machine too. A store
+// whose Write only hands the batch to the operating system (a [Syncer],
+// such as storage.Store with DeferSync) makes it hold after a crash of the
+// process, kill -9 included; after a crash of the machine the store comes
+// back at an earlier batch (the queue and the journal stay consistent, as
+// they are in the same batches), and the fetches completed since the last
+// Sync are made again. Checkpoint syncs such a store before the seen-set is
+// captured, so a snapshot never claims a URL the disk lacks. Each synced
+// write costs a disk flush that Done waits for; at a few thousand pages a
+// second it held every worker in Done and stalled the fetches (issue #5,
+// docs/BENCHMARKS.md).
+//
 // The seen-set must never claim a URL that the store does not hold: after a
 // crash it would be skipped for ever. [Frontier.Checkpoint] therefore stops
 // new inserts, waits until every insert already made is durable, lets the

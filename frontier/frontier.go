@@ -39,6 +39,14 @@ type Store interface {
 	Ascend(start, end []byte, fn func(key, value []byte) bool) error
 }
 
+// Syncer is implemented by a Store whose Write survives a crash of the
+// process but reaches the disk only at Sync (storage.Options.DeferSync).
+// Checkpoint calls Sync before capture, so that a seen-set snapshot never
+// covers an insert the disk does not hold.
+type Syncer interface {
+	Sync() error
+}
+
 // Writer collects one atomic batch of a Store.
 type Writer interface {
 	Set(key, value []byte) error
@@ -995,6 +1003,11 @@ func (f *Frontier) capture(fn func(uint64) (func(context.Context) error, error))
 	if err != nil {
 		return 0, 0, nil, err
 	}
+	if s, ok := f.opts.Store.(Syncer); ok {
+		if err := s.Sync(); err != nil {
+			return 0, 0, nil, fmt.Errorf("frontier: checkpoint %d: sync store: %w", gen, err)
+		}
+	}
 	if persist, err = fn(gen); err != nil {
 		return 0, 0, nil, fmt.Errorf("frontier: checkpoint %d: %w", gen, err)
 	}
@@ -1016,7 +1029,8 @@ func (f *Frontier) scheduleLocked(h *host) {
 }
 
 // Checkpoint lets the caller persist the seen-set. It stops new inserts,
-// waits until every insert made so far is durable in the store, and calls
+// waits until every insert made so far is durable in the store (calling
+// the store's Sync first if it is a Syncer), and calls
 // capture with the new checkpoint generation: capture takes a consistent
 // copy of the seen-set (mlbf's MarshalBinary, for example) and returns the
 // function that writes it out. Inserts resume before persist runs. Once

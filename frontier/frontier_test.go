@@ -969,3 +969,49 @@ func TestNextWakesOneWaiter(t *testing.T) {
 		}
 	}
 }
+
+// syncStore is a memStore that is a Syncer and records the order of its
+// writes, syncs and the calls of a checkpoint's capture.
+type syncStore struct {
+	*memStore
+	mu     sync.Mutex
+	events []string
+}
+
+func (s *syncStore) event(e string) {
+	s.mu.Lock()
+	s.events = append(s.events, e)
+	s.mu.Unlock()
+}
+
+func (s *syncStore) Write(fn func(Writer) error) error {
+	s.event("write")
+	return s.memStore.Write(fn)
+}
+
+func (s *syncStore) Sync() error {
+	s.event("sync")
+	return nil
+}
+
+// TestCheckpointSyncsStore checks that Checkpoint syncs a Syncer store (one
+// whose writes reach the disk only when synced) before capturing the
+// seen-set, so that a snapshot never covers inserts the disk lacks.
+func TestCheckpointSyncsStore(t *testing.T) {
+	store := &syncStore{memStore: newMemStore()}
+	f := openTest(t, Options{Store: store})
+	if _, err := f.AddSeeds(context.Background(), []string{"http://a.test/1"}); err != nil {
+		t.Fatal(err)
+	}
+	store.events = nil
+	err := f.Checkpoint(context.Background(), func(uint64) (func(context.Context) error, error) {
+		store.event("capture")
+		return func(context.Context) error { return nil }, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(store.events) < 2 || store.events[0] != "sync" || store.events[1] != "capture" {
+		t.Errorf("checkpoint events %v, want sync then capture first", store.events)
+	}
+}

@@ -6,12 +6,14 @@ import (
 	"io/fs"
 
 	"github.com/cockroachdb/pebble"
+	"github.com/cockroachdb/pebble/vfs"
 )
 
 // pebbleEngine is the production engine; see the package documentation for
 // why pebble was chosen over bbolt.
 type pebbleEngine struct {
-	db *pebble.DB
+	db  *pebble.DB
+	dfs *deferSyncFS // nil unless Options.DeferSync
 }
 
 // quietLogger drops pebble's informational messages (the crawler owns
@@ -31,6 +33,17 @@ func openPebble(dir string, opts Options, mustExist bool) (engine, error) {
 		ErrorIfNotExists: mustExist,
 		Logger:           quietLogger{},
 	}
+	if opts.fs != nil {
+		po.FS = opts.fs
+	}
+	var dfs *deferSyncFS
+	if opts.DeferSync {
+		if po.FS == nil {
+			po.FS = vfs.Default
+		}
+		dfs = newDeferSyncFS(po.FS)
+		po.FS = dfs
+	}
 	db, err := pebble.Open(dir, po)
 	cache.Unref() // the DB holds its own reference
 	if err != nil {
@@ -45,7 +58,7 @@ func openPebble(dir string, opts Options, mustExist bool) (engine, error) {
 		}
 		return nil, fmt.Errorf("storage: open %s: %w", dir, err)
 	}
-	return &pebbleEngine{db: db}, nil
+	return &pebbleEngine{db: db, dfs: dfs}, nil
 }
 
 func (e *pebbleEngine) name() string { return "pebble" }
@@ -81,6 +94,16 @@ func (e *pebbleEngine) write(fn func(Writer) error) error {
 	}
 	if err := b.Commit(pebble.Sync); err != nil {
 		return wrapPebbleErr(err)
+	}
+	return nil
+}
+
+func (e *pebbleEngine) sync() error {
+	if e.dfs == nil {
+		return nil
+	}
+	if err := e.dfs.syncAll(); err != nil {
+		return fmt.Errorf("storage: sync: %w", err)
 	}
 	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/cockroachdb/pebble/vfs"
 )
 
 // Errors returned by the store. They are matched with errors.Is; the
@@ -59,10 +61,21 @@ type Options struct {
 	// MemTableSize is the size in bytes of the in-memory write buffer
 	// before it is flushed to a table file. Default 4 MiB.
 	MemTableSize int64
+	// DeferSync makes Write return once its batch is written to the
+	// operating system, without waiting for the disk: the batch then
+	// survives a crash of the process (kill -9 included) but a crash of the
+	// machine only after the next Sync (or Close). The store stays
+	// consistent either way: after a crash of the machine it reopens with
+	// the batches that reached the disk, a prefix of those written, each
+	// whole or absent. Default false: every Write is synced.
+	DeferSync bool
 
 	// engine selects the engine; nil means pebble. Only the tests and
 	// benchmarks that compare engines set it.
 	engine func(dir string, opts Options, mustExist bool) (engine, error)
+	// fs is the file system under DeferSync's wrapper; nil means the
+	// operating system's. Tests set it to count syncs.
+	fs vfs.FS
 }
 
 // EnsureDefaults fills zero fields with their documented defaults.
@@ -204,6 +217,8 @@ func (s *Store) Get(key []byte) ([]byte, error) {
 // syncs it to stable storage before returning: after Write returns nil, a
 // crash (even of the machine) keeps all of them; before, it keeps none. If
 // fn returns an error nothing is written and that error is returned as is.
+// With Options.DeferSync, a returned batch survives a crash of the process,
+// and of the machine once Sync has returned.
 func (s *Store) Write(fn func(w Writer) error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -237,7 +252,19 @@ func (s *Store) Ascend(start, end []byte, fn func(key, value []byte) bool) error
 	return s.eng.ascend(lo, hi, func(k, v []byte) bool { return fn(k[1:], v) })
 }
 
-// Close closes the store. Calls after Close return ErrClosed.
+// Sync makes every batch Write has returned durable. It only has work to do
+// with Options.DeferSync: otherwise each Write was synced already.
+func (s *Store) Sync() error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	return s.eng.sync()
+}
+
+// Close closes the store, syncing what was written. Calls after Close
+// return ErrClosed.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

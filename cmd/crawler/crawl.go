@@ -72,6 +72,7 @@ type crawlConfig struct {
 	warcGzipLevel      int
 	redis              redisConfig // distributed mode when redis.url is set
 	cpuProfile         string      // debugging: write a CPU profile of the crawl here
+	syncWrites         bool        // fsync every frontier batch, not only at checkpoints
 }
 
 func runCrawl(ctx context.Context, e env, args []string) (err error) {
@@ -107,6 +108,7 @@ func runCrawl(ctx context.Context, e env, args []string) (err error) {
 	fs.IntVar(&c.warcGzipLevel, "warc-gzip-level", gzip.BestSpeed, "gzip level of WARC records, 1 (fastest: records up to 16 KiB get deflate's fixed codes) to 9 (smallest); compression is a large share of the crawler's CPU")
 	fs.DurationVar(&c.stopGrace, "stop-grace", 10*time.Second, "on SIGINT/SIGTERM, how long fetches under way may finish before they are cut (and repeated on resume)")
 	fs.Int64Var(&c.warcMaxSize, "warc-max-size", 1<<30, "size in bytes beyond which a new WARC file is started")
+	fs.BoolVar(&c.syncWrites, "sync-writes", false, "fsync the crawl state after every batch of completed pages, so that after a crash of the machine (not only of the process) at most --concurrency fetches are repeated; slower: each page waits for a disk flush. Without it the state reaches the disk at every checkpoint and at the end")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "debugging: write a CPU profile of the crawl to this file (go tool pprof)")
 	redisFlags(fs, &c.redis)
 	if err := parseFlags(fs, args); err != nil {
@@ -235,6 +237,10 @@ func (a frontierStore) Ascend(start, end []byte, fn func(key, value []byte) bool
 	return a.s.Ascend(start, end, fn)
 }
 
+// Sync makes frontierStore a frontier.Syncer: checkpoints sync the store
+// opened with DeferSync.
+func (a frontierStore) Sync() error { return a.s.Sync() }
+
 // crawlFrontier is what the crawl loop needs of a frontier: the local
 // *frontier.Frontier and the shared *redisfrontier.Frontier both have it.
 type crawlFrontier interface {
@@ -277,7 +283,11 @@ func crawl(ctx context.Context, e env, c crawlConfig) (err error) {
 	if err := os.MkdirAll(c.out, 0o755); err != nil {
 		return fmt.Errorf("crawl: %w", err)
 	}
-	st, err := storage.Open(c.state, storage.Options{})
+	// Without --sync-writes a completed page's batch reaches the operating
+	// system before the page counts as done (a kill -9 loses nothing) and
+	// the disk at each checkpoint: a disk flush per batch held every
+	// worker in Done and stalled the crawl (issue #5, docs/BENCHMARKS.md).
+	st, err := storage.Open(c.state, storage.Options{DeferSync: !c.syncWrites})
 	if err != nil {
 		return fmt.Errorf("crawl: open state: %w", err)
 	}
