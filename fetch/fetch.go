@@ -372,7 +372,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	// server answering before reading the request can leave running after
 	// RoundTrip returns; rawReq has its own lock for that reason.
 	var rawReq lockedBuffer
-	requestLine := fmt.Sprintf("%s %s HTTP/1.1\r\n", req.Method, req.URL.RequestURI())
+	requestLine := req.Method + " " + req.URL.RequestURI() + " HTTP/1.1\r\n"
 	trace := &httptrace.ClientTrace{
 		GotConn: func(info httptrace.GotConnInfo) {
 			// Once per attempt: the transport retries an idempotent request
@@ -387,10 +387,10 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		},
 		WroteHeaderField: func(key string, values []string) {
 			for _, v := range values {
-				rawReq.printf("%s: %s\r\n", key, v)
+				rawReq.write(key, ": ", v, "\r\n")
 			}
 		},
-		WroteHeaders: func() { rawReq.printf("\r\n") },
+		WroteHeaders: func() { rawReq.write("\r\n") },
 		GotFirstResponseByte: func() {
 			x.mu.Lock()
 			x.ttfb = time.Since(x.started)
@@ -422,12 +422,11 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	// Result from the exchange, never from colly's Response, so colly's
 	// copy of the body (and its re-encoding of non-UTF-8 pages) would be
 	// up to 2 x MaxBodySize of garbage per fetch for nothing. Uncompressed
-	// keeps colly from trying to gunzip (it does so for a Content-Type
-	// containing "gzip" and for *.xml.gz paths, after its size limit).
+	// keeps colly from trying to gunzip (it does so for a Content-Encoding
+	// or Content-Type containing "gzip" and for *.xml.gz paths, after its
+	// size limit, unless Uncompressed). colly only reads the header, so it
+	// shares the Result's rather than a copy.
 	out := *resp
-	out.Header = resp.Header.Clone()
-	out.Header.Del("Content-Encoding")
-	out.Header.Del("Content-Length")
 	out.Uncompressed = true
 	out.ContentLength = 0
 	out.Body = http.NoBody
@@ -439,9 +438,11 @@ type lockedBuffer struct {
 	b  bytes.Buffer
 }
 
-func (l *lockedBuffer) printf(format string, args ...any) {
+func (l *lockedBuffer) write(parts ...string) {
 	l.mu.Lock()
-	fmt.Fprintf(&l.b, format, args...)
+	for _, p := range parts {
+		l.b.WriteString(p)
+	}
 	l.mu.Unlock()
 }
 
