@@ -3,10 +3,13 @@ package storage
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	kgzip "github.com/klauspost/compress/gzip"
 )
 
 // gunzip decodes one gzip member with the standard library's reader, an
@@ -110,5 +113,52 @@ func FuzzFixedGzip(f *testing.F) {
 		if got := gunzip(t, appendFixedGzip(nil, in, &tab)); !bytes.Equal(got, in) {
 			t.Fatalf("round trip of %q differs: %q", in, got)
 		}
+	})
+}
+
+// BenchmarkSmallRecordGzip compresses a WARC response record of the size
+// the crawl of docs/BENCHMARKS.md writes most (a small page: 5 links,
+// under 1 KiB with its WARC and HTTP heads) with the general encoder at
+// level 1 (the baseline: a dynamic Huffman table per member) and with
+// appendFixedGzip:
+//
+//	go test -run '^$' -bench BenchmarkSmallRecordGzip ./storage/
+func BenchmarkSmallRecordGzip(b *testing.B) {
+	var rec bytes.Buffer
+	rec.WriteString("WARC/1.1\r\nWARC-Type: response\r\nWARC-Record-ID: <urn:uuid:6f1c2a4e-9d7b-4c51-8e2a-3b9f0d6c7a15>\r\n" +
+		"WARC-Date: 2026-11-21T19:54:21.685123Z\r\nWARC-Target-URI: http://127.0.0.1:18091/d3/p300.html\r\n" +
+		"WARC-IP-Address: 127.0.0.1\r\nWARC-Concurrent-To: <urn:uuid:0b7e3d52-1f4a-4e8c-9c6d-2a5f8e1b4d90>\r\n" +
+		"WARC-Block-Digest: sha1:6DGMNNQKABAUPVWWKJILS47JGROUEPPR\r\nWARC-Payload-Digest: sha1:4Z3RJCNLGVEVRKNIYEAJXCOTQPAIXB4R\r\n" +
+		"Content-Type: application/http;msgtype=response\r\nContent-Length: 512\r\n\r\n" +
+		"HTTP/1.1 200 OK\r\nContent-Length: 420\r\nContent-Type: text/html; charset=utf-8\r\nDate: Sat, 21 Nov 2026 19:54:21 GMT\r\n\r\n" +
+		"<!doctype html><html><head><title>page 300</title></head><body>\n")
+	for _, href := range []string{"http://127.0.0.1:18092/d3/p301.html#from300", "http://127.0.0.1:18093/d2/./%70299.html", "http://127.0.0.1:18092/d6/p601.html", "../d3/p303.html", "/hub.html"} {
+		fmt.Fprintf(&rec, "<p><a href=%q>link</a> lorem ipsum dolor sit amet</p>\n", href)
+	}
+	rec.WriteString("</body></html>\n\r\n\r\n")
+	in := rec.Bytes()
+	b.Run("baseline=klauspost-level1", func(b *testing.B) {
+		var out bytes.Buffer
+		zw, err := kgzip.NewWriterLevel(&out, kgzip.BestSpeed)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.SetBytes(int64(len(in)))
+		for b.Loop() {
+			out.Reset()
+			zw.Reset(&out)
+			zw.Write(in)
+			zw.Close()
+		}
+		b.ReportMetric(float64(out.Len()), "out-bytes")
+	})
+	b.Run("fixed", func(b *testing.B) {
+		var tab lzTable
+		var out []byte
+		b.SetBytes(int64(len(in)))
+		for b.Loop() {
+			out = appendFixedGzip(out[:0], in, &tab)
+		}
+		b.ReportMetric(float64(len(out)), "out-bytes")
 	})
 }
