@@ -91,8 +91,12 @@ func TestDeferSync(t *testing.T) {
 				t.Errorf("Sync made no log sync")
 			}
 			writeKeys(t, s, 200, 300)
+			n = fs.n.Load()
 			if err := s.Close(); err != nil {
 				t.Fatal(err)
+			}
+			if c.syncAfterSync && fs.n.Load() == n {
+				t.Errorf("Close made no log sync")
 			}
 			if err := s.Sync(); err != ErrClosed {
 				t.Errorf("Sync after Close: got %v, want ErrClosed", err)
