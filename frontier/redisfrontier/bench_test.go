@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/layercrawl/layercrawl/mlbf"
 )
@@ -242,4 +245,116 @@ func benchMLBF(b *testing.B, nolocal bool, inflight int) {
 	b.ReportMetric(float64(keyBytes)/float64(b.N), "keyB/url")
 	b.ReportMetric(float64(news)/float64(b.N), "new/url")
 	b.ReportMetric(cpu*1e6/float64(b.N), "srvCPUus/url")
+}
+
+// bitScripts are ways a Lua script could test-and-set a group of three
+// probes in one 512-bit block (the unit of an improved-mode layer), for
+// BenchmarkBitPrimitives. Each returns how many groups had a bit unset.
+var bitScripts = map[string]string{
+	// One BITFIELD SET u1 per probe, all in one call: what seenScript does.
+	// ARGV: absolute offsets.
+	"bitfield": `
+local args, a = {}, 0
+for q = 1, #ARGV do
+  args[a+1]='SET'; args[a+2]='u1'; args[a+3]=ARGV[q]; args[a+4]='1'; a = a + 4
+end
+local r = redis.call('BITFIELD', KEYS[1], unpack(args, 1, a))
+local n = 0
+for q = 1, #ARGV, 3 do if r[q] + r[q+1] + r[q+2] < 3 then n = n + 1 end end
+return n`,
+	// The same with every offset packed into one space-separated argument.
+	"bitfield-packed": `
+local args, a = {}, 0
+for o in string.gmatch(ARGV[1], '%d+') do
+  args[a+1]='SET'; args[a+2]='u1'; args[a+3]=o; args[a+4]='1'; a = a + 4
+end
+local r = redis.call('BITFIELD', KEYS[1], unpack(args, 1, a))
+local n = 0
+for q = 1, a / 4, 3 do if r[q] + r[q+1] + r[q+2] < 3 then n = n + 1 end end
+return n`,
+	// One SETBIT call per probe. ARGV: absolute offsets.
+	"setbit": `
+local n = 0
+for q = 1, #ARGV, 3 do
+  local s = redis.call('SETBIT', KEYS[1], ARGV[q], 1) + redis.call('SETBIT', KEYS[1], ARGV[q+1], 1) +
+    redis.call('SETBIT', KEYS[1], ARGV[q+2], 1)
+  if s < 3 then n = n + 1 end
+end
+return n`,
+	// GETRANGE of the 64-byte block, bits tested and set in Lua, SETRANGE
+	// when one changed. ARGV: groups of (block's byte offset, 3 bits in it).
+	"getrange-setrange": `
+local band, bor, rshift = bit.band, bit.bor, bit.rshift
+local byte, char, sub = string.byte, string.char, string.sub
+local n = 0
+for q = 1, #ARGV, 4 do
+  local start = tonumber(ARGV[q])
+  local blk = redis.call('GETRANGE', KEYS[1], start, start + 63)
+  local changed = false
+  for j = 1, 3 do
+    local b = tonumber(ARGV[q + j])
+    local i = rshift(b, 3) + 1
+    local mask = rshift(128, band(b, 7))
+    local v = byte(blk, i)
+    if band(v, mask) == 0 then
+      blk = sub(blk, 1, i - 1) .. char(bor(v, mask)) .. sub(blk, i + 1)
+      changed = true
+    end
+  end
+  if changed then
+    n = n + 1
+    redis.call('SETRANGE', KEYS[1], start, blk)
+  end
+end
+return n`,
+}
+
+// BenchmarkBitPrimitives measures the Redis CPU of the ways a script can
+// test-and-set probes, which is what bounds a worker's seen-set checks per
+// second: one iteration is one group of three random probes in one 512-bit
+// block of a 12-million-bit key, 500 groups per script call. The metric
+// srvCPUns/probe is the server's CPU (INFO cpu, all clients) per probe.
+func BenchmarkBitPrimitives(b *testing.B) {
+	const bitsInKey, groupsPerCall = 12_000_000, 500
+	for _, name := range []string{"bitfield", "bitfield-packed", "setbit", "getrange-setrange"} {
+		b.Run(name, func(b *testing.B) {
+			c := testClient(b)
+			ctx := context.Background()
+			key := c.prefix + "bits"
+			if err := c.rdb.SetBit(ctx, key, bitsInKey-1, 0).Err(); err != nil {
+				b.Fatal(err)
+			}
+			sc := redis.NewScript(bitScripts[name])
+			r := rand.New(rand.NewPCG(1, 2))
+			cpu0 := serverCPU(b, c)
+			b.ResetTimer()
+			for done := 0; done < b.N; {
+				var args []any
+				var packed []byte
+				for g := 0; g < groupsPerCall && done < b.N; g, done = g+1, done+1 {
+					blk := r.Uint64N(bitsInKey / 512)
+					bs := [3]uint64{r.Uint64N(512), r.Uint64N(512), r.Uint64N(512)}
+					switch name {
+					case "getrange-setrange":
+						args = append(args, blk*64, bs[0], bs[1], bs[2])
+					case "bitfield-packed":
+						for _, x := range bs {
+							packed = strconv.AppendUint(packed, blk*512+x, 10)
+							packed = append(packed, ' ')
+						}
+					default:
+						args = append(args, blk*512+bs[0], blk*512+bs[1], blk*512+bs[2])
+					}
+				}
+				if packed != nil {
+					args = []any{packed}
+				}
+				if err := sc.Run(ctx, c.rdb, []string{key}, args...).Err(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric((serverCPU(b, c)-cpu0)*1e9/float64(3*b.N), "srvCPUns/probe")
+		})
+	}
 }
