@@ -66,7 +66,10 @@
 // While Redis is unreachable (or loading, or failing over) every call
 // retries with exponential backoff until its context ends; nothing a
 // worker has not seen acknowledged is lost, because every write is
-// idempotent or guarded by a lease token. Redis with persistence (AOF, or
+// idempotent or guarded by a lease token. Next is idempotent per lease
+// token too: a retry after a lost reply gets the lease the first attempt
+// took, rather than taking a second one and orphaning the first until it
+// expires. Redis with persistence (AOF, or
 // RDB saved at shutdown) keeps the whole crawl across a restart. Without
 // persistence the crawl's keys vanish; the seen-set detects that through
 // its per-shard markers and fails with [ErrStateLost] instead of silently
