@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -110,10 +109,8 @@ func TestCrawlRedisWorkerKilled(t *testing.T) {
 
 	victim := cmds[0]
 	held, victimID := killHoldingLeases(t, rdb, prefix, victim, errs[0], out, killAt)
-	err := victim.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-		t.Fatalf("victim did not die by SIGKILL: %v\nstderr:\n%s", err, errs[0])
+	if ws, ok := victim.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("victim did not die by SIGKILL: %v\nstderr:\n%s", victim.ProcessState, errs[0])
 	}
 	killedAfter := time.Since(start)
 	for i, cmd := range cmds[1:] {
@@ -178,16 +175,31 @@ func TestCrawlRedisWorkerKilled(t *testing.T) {
 }
 
 // killHoldingLeases waits until the victim has logged killAt pages, then
-// freezes it (SIGSTOP), lets Redis run whatever it had already sent, and
-// counts its leases in Redis (lease tokens start with its lease id). With
-// at least one it kills the frozen worker (SIGKILL), else lets it go on
-// and tries again. It returns the leases the victim held at its death.
+// freezes it (SIGSTOP) and counts its leases in Redis (lease tokens start
+// with its lease id) twice, 50ms apart, so that Redis has run whatever the
+// worker had sent before it froze. With the same count, at least one, it
+// kills the frozen worker (SIGKILL); otherwise it lets it go on (SIGCONT)
+// and tries again. It returns the leases the victim held at its death,
+// checked once more after the kill.
 func killHoldingLeases(t *testing.T, rdb *redis.Client, prefix string, victim *exec.Cmd, stderr *syncBuffer, out string, killAt int) (int, string) {
 	t.Helper()
 	ctx := context.Background()
 	tok := prefix + "f:{" + prefix + "f}:tok"
-	deadline := time.Now().Add(90 * time.Second)
 	var id, logPath string
+	leases := func() int {
+		toks, err := rdb.HVals(ctx, tok).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, v := range toks {
+			if strings.HasPrefix(v, id+"-") {
+				n++
+			}
+		}
+		return n
+	}
+	deadline := time.Now().Add(90 * time.Second)
 	for {
 		if time.Now().After(deadline) {
 			t.Fatalf("victim never held a lease with %d pages logged (id %q, log %q):\n%s", killAt, id, logPath, stderr)
@@ -209,20 +221,18 @@ func killHoldingLeases(t *testing.T, rdb *redis.Client, prefix string, victim *e
 		if err := victim.Process.Signal(syscall.SIGSTOP); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(50 * time.Millisecond) // commands already sent reach Redis
-		toks, err := rdb.HVals(ctx, tok).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		held := 0
-		for _, v := range toks {
-			if strings.HasPrefix(v, id+"-") {
-				held++
-			}
-		}
-		if held > 0 {
+		time.Sleep(50 * time.Millisecond)
+		held := leases()
+		time.Sleep(50 * time.Millisecond)
+		if held > 0 && leases() == held {
 			if err := victim.Process.Signal(syscall.SIGKILL); err != nil {
 				t.Fatal(err)
+			}
+			victim.Wait()
+			// Its leases stay until they expire (6s): nothing may have
+			// changed them since.
+			if after := leases(); after != held {
+				t.Fatalf("the dead victim's leases went from %d to %d before expiry", held, after)
 			}
 			return held, id
 		}
