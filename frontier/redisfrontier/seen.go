@@ -412,8 +412,8 @@ func (s *Seen) TestAndAddBatch(ctx context.Context, keys [][]string, present []b
 }
 
 // Worker returns the random id of this Seen, which starts every batch id
-// it makes and so every frontier lease token of the Frontier using it
-// (how `crawler status` and tests tell which worker holds a lease).
+// it makes and so every lease token of the Frontier using it: the values
+// of the frontier's tok hash show which worker holds which host.
 func (s *Seen) Worker() string { return s.worker }
 
 // NewBatchID returns a fresh id for TestAndAddBatchID.
