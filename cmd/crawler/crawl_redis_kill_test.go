@@ -109,6 +109,11 @@ func TestCrawlRedisWorkerKilled(t *testing.T) {
 
 	victim := cmds[0]
 	held, victimID := killHoldingLeases(t, rdb, prefix, victim, errs[0], out, killAt)
+	// crawler status names the dead worker's leases until they expire.
+	if code, stdout, stderr := runStatusCmd(t, "--redis", "redis://"+statusTestRedis, "--redis-prefix", prefix); code != 0 ||
+		!strings.Contains(stdout, fmt.Sprintf("%s %d", victimID, held)) {
+		t.Errorf("status after the kill: exit %d, want the victim %s with %d leases:\n%s%s", code, victimID, held, stdout, stderr)
+	}
 	if ws, ok := victim.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
 		t.Fatalf("victim did not die by SIGKILL: %v\nstderr:\n%s", victim.ProcessState, errs[0])
 	}

@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/layercrawl/layercrawl/frontier/redisfrontier"
@@ -56,6 +59,18 @@ func printStatus(w io.Writer, prefix, params string, st redisfrontier.Stats) {
 	fmt.Fprintf(w, "crawl %q: %s\n", prefix, state)
 	fmt.Fprintf(w, "pages fetched %d, errors %d, completed %d, handed out %d\n", st.Pages, st.Errors, st.Done, st.Served)
 	fmt.Fprintf(w, "queued %d on %d waiting hosts, %d hosts in flight\n", st.Queued, st.Hosts, st.Leased)
+	if len(st.Holders) > 0 {
+		// A dead worker shows here until its leases expire.
+		ids := slices.Sorted(maps.Keys(st.Holders))
+		var b strings.Builder
+		for i, id := range ids {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%s %d", id, st.Holders[id])
+		}
+		fmt.Fprintf(w, "hosts in flight by worker lease id: %s\n", b.String())
+	}
 	fmt.Fprintf(w, "discovered new %d, duplicates %d\n", st.New, st.Dup)
 	fmt.Fprintf(w, "dead-worker recovery: %d entries re-queued, %d completions finished\n", st.Requeued, st.Reclaimed)
 	if params == "" {

@@ -724,6 +724,11 @@ type Stats struct {
 	Dup       uint64 // discovered URLs the seen-set already held
 	Requeued  uint64 // entries of expired leases put back
 	Reclaimed uint64 // staged completions of expired leases finished by another worker
+	// Holders counts the leased hosts by the id of the worker holding
+	// them (Seen.Worker, which starts every lease token). A dead worker's
+	// leases stay here until they expire and another worker's Next
+	// reclaims them.
+	Holders map[string]int
 }
 
 // Stats reads the shared counters. Queued is summed over the host queues
@@ -752,6 +757,17 @@ func readStats(ctx context.Context, c *Client, tag string) (Stats, error) {
 		st.New, st.Dup, st.Requeued, st.Reclaimed = u("new"), u("dup"), u("requeued"), u("reclaimed")
 		if st.Leased, err = c.rdb.ZCard(ctx, tag+":leases").Result(); err != nil {
 			return err
+		}
+		toks, err := c.rdb.HVals(ctx, tag+":tok").Result()
+		if err != nil {
+			return err
+		}
+		for _, tok := range toks {
+			if st.Holders == nil {
+				st.Holders = map[string]int{}
+			}
+			id, _, _ := strings.Cut(tok, "-")
+			st.Holders[id]++
 		}
 		if st.Hosts, err = c.rdb.ZCard(ctx, tag+":ready").Result(); err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -95,6 +96,9 @@ func TestNextRetryAfterLostReply(t *testing.T) {
 	if st.Leased != 1 || st.Served != 1 || st.Queued != 2 {
 		t.Errorf("after a retried Next: %d hosts leased, %d entries served, %d queued; want 1, 1, 2 (a lease was taken twice)",
 			st.Leased, st.Served, st.Queued)
+	}
+	if want := map[string]int{f.opts.Seen.Worker(): 1}; !maps.Equal(st.Holders, want) {
+		t.Errorf("lease holders %v, want %v", st.Holders, want)
 	}
 	// The whole graph is crawled without waiting for the hour-long lease.
 	got := []string{e.URL}
