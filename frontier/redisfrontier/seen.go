@@ -109,11 +109,11 @@ type seenReq struct {
 // when every probe sent for it was set) is kept under the result key for
 // the TTL: a retry of the same call returns it unchanged.
 //
-// Redis's CPU per probe is what limits a worker's checks per second, so
-// the encoding is lean: one argument per probe (its offset); the probes'
-// keys come from the per-layer count string, read with string.byte, rather
-// than one index argument per probe, which cost a RESP argument, a Lua
-// string and a tonumber each. The BITFIELD argument table is reused.
+// One argument per probe (its offset): the probes' keys come from the
+// per-layer count string rather than from an index argument per probe.
+// That halves the arguments sent, though it did not measurably change
+// Redis's CPU per URL, which the BITFIELD operations dominate (see
+// BenchmarkBitPrimitives and docs/BENCHMARKS.md).
 var seenScript = redis.NewScript(`
 local mark = redis.call('GET', KEYS[1])
 if not mark then return redis.error_reply('LCLOST seen-set shard marker missing') end
@@ -471,7 +471,7 @@ func (s *Seen) prepare(keys [][]string, batch string) []*call {
 	var calls []*call
 	probes := make([]mlbf.Probe, 0, s.lay.MaxProbes())
 	L := s.lay.Layers()
-	// offs[i] and idx[i] collect the probes of layer i sent in a call.
+	// offs[i] and cnt[i] collect the probes of layer i sent in a call.
 	type shardBuf struct {
 		offs [][]uint64
 		cnt  [][]byte // cnt[i][j]: 48 + probes of key j sent in layer i
