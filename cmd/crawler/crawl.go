@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"sync"
@@ -747,6 +748,13 @@ func (cr *crawler) visit(ctx context.Context, ent frontier.Entry) (out frontier.
 	if err := cr.queue.Release(ent, true, out.CrawlDelay); err != nil {
 		return out, false, fmt.Errorf("crawl: %w", err)
 	}
+	// Release woke the worker that takes the host's next entry, and Go
+	// queues it to run next on this thread once this goroutine blocks,
+	// that is after the archiving below, unless an idle thread is woken to
+	// steal it. Yielding lets it send its request now: the median hand-off
+	// between two fetches of a host fell from 0.08 to 0.01 ms and the
+	// crawl's CPU by 6% (docs/BENCHMARKS.md).
+	runtime.Gosched()
 	if res != nil {
 		cr.fetcher.ParseLinks(res)
 	}
