@@ -143,7 +143,6 @@ func newImpls(n int, sample [][]string) (impls []impl, total uint64) {
 	cl, _ := NewClassic(total, int(base.K()))
 	pf, _ := New(Options{Mode: Paper, BitsPerLayer: total / (DefaultLayers + 1)})
 	imp, _ := New(Options{LayerBits: layers})
-	imp2, _ := New(Options{LayerBits: layers})
 	conc, _ := NewConcurrent(Options{LayerBits: layers})
 	batch, _ := NewConcurrent(Options{LayerBits: layers})
 	fbatch, _ := New(Options{LayerBits: layers})
@@ -180,11 +179,6 @@ func newImpls(n int, sample [][]string) (impls []impl, total uint64) {
 		}},
 		{"paper", segs(pf.TestAndAdd)},
 		{"improved", segs(imp.TestAndAdd)},
-		{"improved-twostep", segs(func(seg []string) bool {
-			var kh keyHash
-			imp2.c.hash(seg, &kh)
-			return imp2.c.testAndAdd(&kh)
-		})},
 		{"improved-concurrent", segs(conc.TestAndAdd)},
 		{"improved-batch", func(k *keyChunk) int {
 			fp := 0

@@ -2,10 +2,7 @@ package mlbf
 
 import (
 	"fmt"
-	"math/bits"
 	"unsafe"
-
-	"github.com/zeebo/xxh3"
 )
 
 // layer is one Bloom filter inside the bit array.
@@ -119,79 +116,6 @@ func (c *core) testAndAdd(kh *keyHash) bool {
 	return missing == 0
 }
 
-// improvedTestAndAdd is hashKey and testAndAdd fused for one key in
-// improved mode, with the same bits: each layer's block is read and set as
-// soon as its segment is hashed, so that its cache miss overlaps the hashing
-// of the segments after it instead of waiting for the whole key to be
-// hashed, and no keyHash is filled and read back.
-func (c *core) improvedTestAndAdd(seg []string) bool {
-	L := len(c.layers) - 1
-	n := min(len(seg), L)
-	a := uint64(len(seg))*golden64 ^ 0x243f6a8885a308d3
-	var missing uint64
-	for i := 0; i < n; i++ {
-		lo := mix64(c.segHash64(seg, i) ^ uint64(i+1)*golden64)
-		a = (bits.RotateLeft64(a, 29) ^ lo) * 0x9fb21c651e98df25
-		missing |= c.setBlock(i, lo)
-	}
-	missing |= c.setBlock(L, mix64(a))
-	return missing == 0
-}
-
-// improvedTest is hashKey and test fused for one key in improved mode: it
-// returns false at the first layer missing a bit, before hashing the
-// segments after it.
-func (c *core) improvedTest(seg []string) bool {
-	L := len(c.layers) - 1
-	n := min(len(seg), L)
-	a := uint64(len(seg))*golden64 ^ 0x243f6a8885a308d3
-	for i := 0; i < n; i++ {
-		lo := mix64(c.segHash64(seg, i) ^ uint64(i+1)*golden64)
-		a = (bits.RotateLeft64(a, 29) ^ lo) * 0x9fb21c651e98df25
-		if !c.hasBlock(i, lo) {
-			return false
-		}
-	}
-	return c.hasBlock(L, mix64(a))
-}
-
-// segHash64 is the unsalted 64-bit hash of layer i's segment of seg in a
-// filter of L layers, the tail folded into the last layer (as hashKey).
-func (c *core) segHash64(seg []string, i int) uint64 {
-	if L := len(c.layers) - 1; i == L-1 && len(seg) > L {
-		return tailHash64(seg[i:])
-	}
-	return xxh3.HashString(seg[i])
-}
-
-// hasBlock reports whether the k bits of position hash h are all set in
-// its block of layer i (improved mode).
-func (c *core) hasBlock(i int, h uint64) bool {
-	blk := c.words[c.blockWord(i, h):][:blockWords:blockWords]
-	for j := 0; j < c.k; j++ {
-		b := blockBit(h, j)
-		if blk[b>>6]&(1<<(b&63)) == 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// setBlock sets the k bits of position hash h in its block of layer i and
-// returns those that were missing (improved mode).
-func (c *core) setBlock(i int, h uint64) uint64 {
-	blk := c.words[c.blockWord(i, h):][:blockWords:blockWords]
-	var missing uint64
-	for j := 0; j < c.k; j++ {
-		b := blockBit(h, j)
-		bit := uint64(1) << (b & 63)
-		old := blk[b>>6]
-		missing |= ^old & bit
-		blk[b>>6] = old | bit
-	}
-	return missing
-}
-
 // paperTestAndAdd runs Algorithm 1 (add) or Algorithm 2 (!add) of the paper:
 // the same k positions Hash_j(a_i) mod m in every layer i, LAddr[j] ^=
 // Hash_j(a_i), then the integrity bits LAddr[j] mod m.
@@ -281,13 +205,14 @@ func buildCore(opts Options) (*core, error) {
 }
 
 // Add inserts the key given as its segments.
-func (f *Filter) Add(seg []string) { f.TestAndAdd(seg) }
+func (f *Filter) Add(seg []string) {
+	var kh keyHash
+	f.c.hash(seg, &kh)
+	f.c.testAndAdd(&kh)
+}
 
 // Test reports whether the key is (probably) present: false is certain.
 func (f *Filter) Test(seg []string) bool {
-	if f.c.mode == Improved {
-		return f.c.improvedTest(seg)
-	}
 	var kh keyHash
 	f.c.hash(seg, &kh)
 	return f.c.test(&kh)
@@ -296,9 +221,6 @@ func (f *Filter) Test(seg []string) bool {
 // TestAndAdd inserts the key and reports whether it was (probably) present
 // before the call.
 func (f *Filter) TestAndAdd(seg []string) bool {
-	if f.c.mode == Improved {
-		return f.c.improvedTestAndAdd(seg)
-	}
 	var kh keyHash
 	f.c.hash(seg, &kh)
 	return f.c.testAndAdd(&kh)
