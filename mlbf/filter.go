@@ -105,6 +105,21 @@ func (c *core) testAndAdd(kh *keyHash) bool {
 			lo, hi, li = kh.ilo, kh.ihi, c.L
 		}
 		blk := w[c.blockWord(li, lo):][:blockWords:blockWords]
+		if c.k == 3 {
+			// The default k, unrolled: blockBit(hi, j) for j < 3 is
+			// the j-th 9-bit slice of hi.
+			b0, b1, b2 := hi&(blockBits-1), hi>>9&(blockBits-1), hi>>18&(blockBits-1)
+			o0 := blk[b0>>6]
+			missing |= ^o0 & (1 << (b0 & 63))
+			blk[b0>>6] = o0 | 1<<(b0&63)
+			o1 := blk[b1>>6]
+			missing |= ^o1 & (1 << (b1 & 63))
+			blk[b1>>6] = o1 | 1<<(b1&63)
+			o2 := blk[b2>>6]
+			missing |= ^o2 & (1 << (b2 & 63))
+			blk[b2>>6] = o2 | 1<<(b2&63)
+			continue
+		}
 		for j := 0; j < c.k; j++ {
 			b := blockBit(hi, j)
 			bit := uint64(1) << (b & 63)
