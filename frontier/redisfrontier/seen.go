@@ -275,22 +275,10 @@ func (s *Seen) claim(ctx context.Context) error {
 	// Markers are created with the meta key; a missing marker later means
 	// the data went away (see ErrStateLost). They are set NX here too, so
 	// that a crawl opened by an older run keeps working.
-	err = s.c.retry(ctx, func(ctx context.Context) error {
-		cmds, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for sh := range s.keys {
-				p.SetNX(ctx, s.keys[sh][0], s.fp, 0)
-			}
-			return nil
-		})
-		if err != nil {
-			return err
+	err = s.pipelineRetry(ctx, func(ctx context.Context, p redis.Pipeliner) {
+		for sh := range s.keys {
+			p.SetNX(ctx, s.keys[sh][0], s.fp, 0)
 		}
-		for _, c := range cmds {
-			if c.Err() != nil {
-				return c.Err()
-			}
-		}
-		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("redisfrontier: seen-set markers: %w", err)
@@ -303,29 +291,30 @@ func (s *Seen) claim(ctx context.Context) error {
 	for _, b := range s.lay.LayerBits() {
 		sizes = append(sizes, b-1)
 	}
-	err = s.c.retry(ctx, func(ctx context.Context) error {
-		// EVAL, not EVALSHA: it runs once per shard when a worker
-		// starts, and needs no script cache on any Cluster node.
-		cmds, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for sh := range s.keys {
-				allocScript.Eval(ctx, p, s.keys[sh][2:], sizes...)
-			}
-			return nil
-		})
-		if err != nil {
-			return err
+	// EVAL, not EVALSHA: it runs once per shard when a worker starts, and
+	// needs no script cache on any Cluster node.
+	err = s.pipelineRetry(ctx, func(ctx context.Context, p redis.Pipeliner) {
+		for sh := range s.keys {
+			allocScript.Eval(ctx, p, s.keys[sh][2:], sizes...)
 		}
-		for _, c := range cmds {
-			if c.Err() != nil {
-				return c.Err()
-			}
-		}
-		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("redisfrontier: seen-set bitmaps: %w", err)
 	}
 	return nil
+}
+
+// pipelineRetry sends the commands fill queues in one pipeline, again
+// after a transient failure, and returns the first command's error, if any
+// (Pipelined reports it).
+func (s *Seen) pipelineRetry(ctx context.Context, fill func(context.Context, redis.Pipeliner)) error {
+	return s.c.retry(ctx, func(ctx context.Context) error {
+		_, err := s.c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			fill(ctx, p)
+			return nil
+		})
+		return err
+	})
 }
 
 // allocScript creates each absent bitmap key (KEYS) at its full size
