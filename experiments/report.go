@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -20,7 +21,11 @@ type Machine struct {
 	Cores     int    // runtime.NumCPU
 	OS, Arch  string
 	GoVersion string
-	Commit    string // `git describe --always --dirty` of the working directory, or "unknown"
+	// Commit is the commit the running binary was built from (its Go
+	// build info, "-dirty" when built from a modified tree), else `git
+	// describe --always --dirty` of the working directory (go run and
+	// test binaries carry no commit), else "unknown".
+	Commit string
 }
 
 // DescribeMachine collects the Machine of the current process. It never
@@ -33,6 +38,12 @@ func DescribeMachine(ctx context.Context) Machine {
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		m.CPUModel = cpuModel(b)
 	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if c := commitOf(bi.Settings); c != "" {
+			m.Commit = c
+			return m
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if out, err := exec.CommandContext(ctx, "git", "describe", "--always", "--dirty", "--abbrev=12").Output(); err == nil {
@@ -41,6 +52,26 @@ func DescribeMachine(ctx context.Context) Machine {
 		}
 	}
 	return m
+}
+
+// commitOf returns the 12-digit vcs.revision of build settings, with
+// "-dirty" when vcs.modified is true, or "" without a revision.
+func commitOf(settings []debug.BuildSetting) string {
+	var rev, dirty string
+	for _, s := range settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "-dirty"
+			}
+		}
+	}
+	if rev == "" {
+		return ""
+	}
+	return rev[:min(12, len(rev))] + dirty
 }
 
 func cpuModel(cpuinfo []byte) string {

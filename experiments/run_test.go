@@ -9,6 +9,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -523,4 +524,22 @@ func FuzzReadCSV(f *testing.F) {
 			_, _ = Figures(rows) // must not panic on any parsed rows
 		}
 	})
+}
+
+func TestCommitOf(t *testing.T) {
+	rev := "0123456789abcdef0123456789abcdef01234567"
+	for _, tt := range []struct {
+		settings []debug.BuildSetting
+		want     string
+	}{
+		{[]debug.BuildSetting{{Key: "vcs.revision", Value: rev}, {Key: "vcs.modified", Value: "false"}}, "0123456789ab"},
+		{[]debug.BuildSetting{{Key: "vcs.modified", Value: "true"}, {Key: "vcs.revision", Value: rev}}, "0123456789ab-dirty"},
+		{[]debug.BuildSetting{{Key: "vcs.revision", Value: "abc"}}, "abc"},
+		{[]debug.BuildSetting{{Key: "vcs.modified", Value: "true"}}, ""},
+		{nil, ""},
+	} {
+		if got := commitOf(tt.settings); got != tt.want {
+			t.Errorf("commitOf(%v) = %q, want %q", tt.settings, got, tt.want)
+		}
+	}
 }
