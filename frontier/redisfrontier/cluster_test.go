@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -203,21 +202,7 @@ func TestCluster(t *testing.T) {
 	})
 
 	t.Run("seen atomic goroutines", func(t *testing.T) {
-		c := dial(t, "atomic:")
-		s, err := OpenSeen(ctx, c, SeenOptions{Filter: atomicityFilter, Shards: 4})
-		if err != nil {
-			t.Fatal(err)
-		}
-		keys := atomicityURLs(3000)
-		counts, err := raceSeen(ctx, s, keys, 12, rand.Uint64())
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, n := range counts {
-			if n != 1 {
-				t.Errorf("key %q reported new %d times, want exactly 1", keys[i], n)
-			}
-		}
+		checkSeenAtomicGoroutines(t, dial(t, "atomic:"))
 	})
 
 	t.Run("seen atomic processes", func(t *testing.T) {
