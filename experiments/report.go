@@ -209,7 +209,7 @@ func WriteReport(w io.Writer, rep *Report) error {
 			fmt.Fprintf(&b, "- **requested n values %v exceed the %d URLs available: not measured, nothing padded; the last checkpoint is all available URLs.**\n", p.Dropped, len(p.Insert))
 		}
 		if len(rep.BitsPerURL) > 0 {
-			fmt.Fprintf(&b, "- memory sweep: n = %d, bits per URL %s (every structure rebuilt at each total memory of bits per URL × n, one insertion pass per size, then both workloads).\n", p.SweepN, formatBitsPerURL(rep.BitsPerURL))
+			fmt.Fprintf(&b, "- memory sweep: n = %d, bits per URL %s (every structure rebuilt at each total memory of bits per URL × n, one insertion pass per size, then both workloads).\n", p.SweepN, FormatBitsPerURL(rep.BitsPerURL, ", "))
 			if p.SweepNDropped > 0 {
 				fmt.Fprintf(&b, "- **requested sweep n %d exceeds the %d URLs available: the sweep is at all available URLs, nothing padded.**\n", p.SweepNDropped, len(p.Insert))
 			}

@@ -216,11 +216,11 @@ func BuildSweepStructures(names []string, o StructureOptions, bitsPerURL []float
 			if err != nil {
 				return nil, sizing, err
 			}
-			if need := minSweepBits(name, L); total < need {
+			if need, why := minSweepBits(name, L); total < need {
 				// Too small a filter to build at this n: leave the point
 				// out and say so, rather than give it more memory than
 				// the others.
-				sizing.Skipped = append(sizing.Skipped, fmt.Sprintf("%s at %v bits per URL: %d bits at n = %d, fewer than the %d it needs (%s)", name, bpu, total, n, need, minSweepWhy(name)))
+				sizing.Skipped = append(sizing.Skipped, fmt.Sprintf("%s at %v bits per URL: %d bits at n = %d, fewer than the %d it needs (%s)", name, bpu, total, n, need, why))
 				continue
 			}
 			g := geometry{classic: total, layer: total / uint64(L+1), total: total, n: n}
@@ -241,7 +241,7 @@ func BuildSweepStructures(names []string, o StructureOptions, bitsPerURL []float
 		case StructBF, StructBFEqualMemory:
 			notes[name] = "classic, m = b·n bits (rounded to a whole bit), k hashes; theory = formula (1)"
 		case StructBFEqualMemoryOptK:
-			notes[name] = fmt.Sprintf("classic, b·n bits, k = round(ln 2 · b) from formula (2) at n = %d (capped at %d), so k grows with b: k = %s for b = %s; theory = formula (1)", n, mlbf.MaxHashes, strings.Join(ks, ", "), formatBitsPerURL(bitsPerURL))
+			notes[name] = fmt.Sprintf("classic, b·n bits, k = round(ln 2 · b) from formula (2) at n = %d (capped at %d), so k grows with b: k = %s for b = %s; theory = formula (1)", n, mlbf.MaxHashes, strings.Join(ks, ", "), FormatBitsPerURL(bitsPerURL, ", "))
 		case StructBFEqualProbes:
 			notes[name] = fmt.Sprintf("classic, b·n bits, k = %s at every b = the mean bits mlbf-paper sets per insertion on the sample (%.2f), which does not depend on the memory; theory = formula (1)", ks[0], b.paperProbes)
 		case StructMLBFPaper:
@@ -264,22 +264,15 @@ type SweepSizing struct {
 }
 
 // minSweepBits is the least total memory the structure can be built with
-// at the same memory as the others.
-func minSweepBits(name string, L int) uint64 {
+// at the same memory as the others, and why.
+func minSweepBits(name string, L int) (bits uint64, why string) {
 	switch name {
 	case StructMLBFPaper:
-		return uint64(L + 1) // one bit per layer
+		return uint64(L + 1), "one bit per layer"
 	case StructMLBF:
-		return uint64(L+1) * blockBits // one block per layer
+		return uint64(L+1) * blockBits, "one 512-bit block per layer"
 	}
-	return 1
-}
-
-func minSweepWhy(name string) string {
-	if name == StructMLBF {
-		return "one 512-bit block per layer"
-	}
-	return "one bit per layer"
+	return 1, "one bit per layer"
 }
 
 // sweepBits is the total memory of the memory sweep at bpu bits per URL
@@ -312,12 +305,14 @@ func ParseBitsPerURL(list string) ([]float64, error) {
 	return slices.Compact(out), nil
 }
 
-func formatBitsPerURL(bs []float64) string {
+// FormatBitsPerURL formats a memory sweep's sizes joined by sep: with ","
+// it is the list ParseBitsPerURL reads.
+func FormatBitsPerURL(bs []float64, sep string) string {
 	s := make([]string, len(bs))
 	for i, b := range bs {
 		s[i] = strconv.FormatFloat(b, 'g', -1, 64)
 	}
-	return strings.Join(s, ", ")
+	return strings.Join(s, sep)
 }
 
 // builder holds what sizing the structures needs from the sample.

@@ -89,7 +89,7 @@ func runExperimentFP(ctx context.Context, e env, args []string) error {
 	parallel := fs.Int("parallel", 1, "structures measured at once (2 halves the time, adds timing noise)")
 	out := fs.String("out", "experiment-out", "output directory for fp.csv, plots and report.md")
 	progress := fs.Bool("progress", true, "draw a progress bar on stderr")
-	bitsPerURL := fs.String("bits-per-url", joinFloats(experiments.DefaultBitsPerURL), "memory sweep: comma-separated bits per URL b; every structure is rebuilt with b·n bits at the fixed n of --sweep-n (none: no sweep, no FP vs bits per URL figures)")
+	bitsPerURL := fs.String("bits-per-url", experiments.FormatBitsPerURL(experiments.DefaultBitsPerURL, ","), "memory sweep: comma-separated bits per URL b; every structure is rebuilt with b·n bits at the fixed n of --sweep-n (none: no sweep, no FP vs bits per URL figures)")
 	sweepN := fs.Int("sweep-n", 0, "n of the memory sweep (default 0: the largest n measured)")
 	segments := fs.String("segments", "paper", "layer split for the multi-layer filters: paper (mlbf.SplitURL: drop scheme://, split on /) or urlnorm (normalize, then urlnorm Segments with the scheme kept)")
 	if err := parseFlags(fs, args); err != nil {
@@ -181,16 +181,6 @@ func parseInts(s string) ([]int, error) {
 		out = append(out, int(n))
 	}
 	return out, nil
-}
-
-// joinFloats formats fs as a comma-separated list, the form the list
-// flags take.
-func joinFloats(fs []float64) string {
-	s := make([]string, len(fs))
-	for i, f := range fs {
-		s[i] = strconv.FormatFloat(f, 'g', -1, 64)
-	}
-	return strings.Join(s, ",")
 }
 
 // commandLine quotes args for a POSIX shell, so the report's command can be
