@@ -472,13 +472,13 @@ func (b *recordBuilder) record(typ, id string, date time.Time, fields []warcFiel
 		h = append(h, f.value...)
 		h = append(h, "\r\n"...)
 	}
-	h = append(h, "WARC-Block-Digest: sha1:"...)
-	h = base32.StdEncoding.AppendEncode(h, block.Sum(sum[:0]))
+	h = append(h, "WARC-Block-Digest: "...)
+	h = appendDigest(h, block.Sum(sum[:0]))
 	h = append(h, "\r\n"...)
 	if httpHead != nil {
 		sum = sha1.Sum(payload)
-		h = append(h, "WARC-Payload-Digest: sha1:"...)
-		h = base32.StdEncoding.AppendEncode(h, sum[:])
+		h = append(h, "WARC-Payload-Digest: "...)
+		h = appendDigest(h, sum[:])
 		h = append(h, "\r\n"...)
 	}
 	h = append(h, "Content-Type: "...)
@@ -526,7 +526,13 @@ const warcDateFormat = "2006-01-02T15:04:05.000000Z"
 // "sha1:" and the base32 SHA-1.
 func PayloadDigest(body []byte) string {
 	sum := sha1.Sum(body)
-	return "sha1:" + base32.StdEncoding.EncodeToString(sum[:])
+	return string(appendDigest(nil, sum[:]))
+}
+
+// appendDigest appends a WARC digest value, "sha1:" and the base32 of the
+// SHA-1 sum, to dst.
+func appendDigest(dst, sum []byte) []byte {
+	return base32.StdEncoding.AppendEncode(append(dst, "sha1:"...), sum)
 }
 
 // newRecordID returns a random (version 4) UUID URN in angle brackets.
