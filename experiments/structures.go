@@ -97,10 +97,6 @@ func (o *StructureOptions) ensureDefaults() {
 	}
 }
 
-// blockBits is the block size of mlbf's improved layers, which it rounds
-// up to whole blocks.
-const blockBits = 512
-
 // SampleSize is the default number of URLs BuildStructures samples.
 const SampleSize = 100_000
 
@@ -270,7 +266,7 @@ func minSweepBits(name string, L int) (bits uint64, why string) {
 	case StructMLBFPaper:
 		return uint64(L + 1), "one bit per layer"
 	case StructMLBF:
-		return uint64(L+1) * blockBits, "one 512-bit block per layer"
+		return uint64(L+1) * mlbf.BlockBits, "one 512-bit block per layer"
 	}
 	return 1, "one bit per layer"
 }
@@ -490,7 +486,7 @@ func improvedSizes(segs [][]string, L int, total uint64, n int) (sizes, counts [
 	// mlbf rounds improved layers up to whole 512-bit blocks: allot whole
 	// blocks here, rounding down, at least one per layer, and take any
 	// excess from the largest layer, so the total never exceeds the budget.
-	const block = blockBits
+	const block = mlbf.BlockBits
 	budget := total / block
 	blocks := make([]uint64, L+1)
 	var used uint64

@@ -21,8 +21,13 @@ const (
 	MaxHashes = 32
 )
 
+// BlockBits is the size of an improved-mode block, one 64-byte cache
+// line: a layer's k probes for a key fall in one block, and improved
+// layers are sized in whole blocks (Options.LayerBits are rounded up).
+const BlockBits = 512
+
 const (
-	blockBits  = 512 // one cache line
+	blockBits  = BlockBits
 	blockWords = blockBits / 64
 	golden64   = 0x9e3779b97f4a7c15
 )
