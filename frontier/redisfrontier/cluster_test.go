@@ -234,21 +234,7 @@ func TestCluster(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		errs := make([]error, len(workers))
-		var wg sync.WaitGroup
-		for i, f := range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				errs[i] = crawlGraph(ctx, f, g, 3, func(i int) { mu.Lock(); count[i]++; mu.Unlock() })
-			}()
-		}
-		wg.Wait()
-		for i, err := range errs {
-			if err != nil {
-				t.Fatalf("worker %d: %v", i, err)
-			}
-		}
+		crawlWorkers(ctx, workers, g, 3, func(i int) { mu.Lock(); count[i]++; mu.Unlock() })(t)
 		for i, n := range count {
 			if n != 1 {
 				t.Errorf("page %d fetched %d times, want 1", i, n)

@@ -118,6 +118,26 @@ func crawlGraph(ctx context.Context, f *Frontier, g graph, goroutines int, fetch
 	return <-errs
 }
 
+// crawlWorkers runs crawlGraph on every worker at once. The returned wait
+// blocks until all have ended and fails t with each worker's error.
+func crawlWorkers(ctx context.Context, workers []*Frontier, g graph, goroutines int, fetched func(i int)) (wait func(t *testing.T)) {
+	errs := make([]error, len(workers))
+	var wg sync.WaitGroup
+	for i, f := range workers {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = crawlGraph(ctx, f, g, goroutines, fetched) }()
+	}
+	return func(t *testing.T) {
+		t.Helper()
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("worker %d: %v", i, err)
+			}
+		}
+	}
+}
+
 // TestFrontierCrawlsGraph: three workers (three Frontier values, as in
 // three processes) of four goroutines crawl a 1,500-page, 3-host graph:
 // every page is fetched exactly once, nothing else is, and the counters
@@ -139,18 +159,7 @@ func TestFrontierCrawlsGraph(t *testing.T) {
 	if n, err := workers[1].AddSeeds(ctx, g.seeds()); err != nil || n != 0 {
 		t.Fatalf("second AddSeeds of the same list = %d, %v; want 0, nil", n, err)
 	}
-	var wg sync.WaitGroup
-	errs := make([]error, len(workers))
-	for i, f := range workers {
-		wg.Add(1)
-		go func() { defer wg.Done(); errs[i] = crawlGraph(ctx, f, g, 4, fetched) }()
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("worker %d: %v", i, err)
-		}
-	}
+	crawlWorkers(ctx, workers, g, 4, fetched)(t)
 	for i, n := range count {
 		if n != 1 {
 			t.Errorf("page %d fetched %d times, want 1", i, n)

@@ -124,12 +124,7 @@ func TestCrawlSurvivesRedisRestart(t *testing.T) {
 	if _, err := workers[0].AddSeeds(ctx, g.seeds()); err != nil {
 		t.Fatal(err)
 	}
-	errs := make([]error, len(workers))
-	var wg sync.WaitGroup
-	for i, f := range workers {
-		wg.Add(1)
-		go func() { defer wg.Done(); errs[i] = crawlGraph(ctx, f, g, goroutines, fetched) }()
-	}
+	wait := crawlWorkers(ctx, workers, g, goroutines, fetched)
 	for total.Load() < 250 {
 		if ctx.Err() != nil {
 			t.Fatal("crawl did not reach 250 pages")
@@ -140,12 +135,7 @@ func TestCrawlSurvivesRedisRestart(t *testing.T) {
 	atRestart := total.Load()
 	time.Sleep(700 * time.Millisecond)
 	r.start()
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("worker %d: %v", i, err)
-		}
-	}
+	wait(t)
 	twice := 0
 	for i, n := range count {
 		switch {
