@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -85,19 +84,7 @@ func TestCrawlRedisWorkerKilled(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	start := time.Now()
-	cmds := make([]*exec.Cmd, workers)
-	outs := make([]*syncBuffer, workers)
-	errs := make([]*syncBuffer, workers)
-	for i := range cmds {
-		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHelperCrawlChild$")
-		cmd.Env = append(os.Environ(), "LAYERCRAWL_CRAWL_CHILD="+strings.Join(args, "\x1f"))
-		outs[i], errs[i] = &syncBuffer{}, &syncBuffer{}
-		cmd.Stdout, cmd.Stderr = outs[i], errs[i]
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		cmds[i] = cmd
-	}
+	cmds, outs, errs := startCrawlChildren(t, ctx, workers, args)
 	defer func() {
 		for _, cmd := range cmds {
 			if cmd.ProcessState == nil {
@@ -166,14 +153,7 @@ func TestCrawlRedisWorkerKilled(t *testing.T) {
 	if d := dupes(fetched); len(d) > maxDup {
 		t.Errorf("%d URLs fetched twice, want at most the %d re-queued entries of the killed worker: %v", len(d), maxDup, sample(d))
 	}
-	if all := slices.Compact(slices.Clone(fetched)); !slices.Equal(all, wantFetched) {
-		t.Errorf("union of the logs: %d URLs, want %d; missing %v; unexpected %v",
-			len(all), len(wantFetched), sample(missing(wantFetched, all)), sample(missing(all, wantFetched)))
-	}
-	if got := slices.Compact(denied); !slices.Equal(got, wantDenied) {
-		t.Errorf("robots.txt refused %d URLs, want %d; missing %v; unexpected %v",
-			len(got), len(wantDenied), sample(missing(wantDenied, got)), sample(missing(got, wantDenied)))
-	}
+	checkCoverage(t, slices.Compact(slices.Clone(fetched)), slices.Compact(denied), wantFetched, wantDenied)
 	checkServed(t, hosts, wantFetched, maxDup, workers)
 	checkLogFields(t, entries)
 	checkWARC(t, out, entries, held, true)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -36,19 +35,7 @@ func TestCrawlRedisWorkers(t *testing.T) {
 	const workers = 3
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cmds := make([]*exec.Cmd, workers)
-	outs := make([]*bytes.Buffer, workers)
-	errs := make([]*bytes.Buffer, workers)
-	for i := range cmds {
-		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHelperCrawlChild$")
-		cmd.Env = append(os.Environ(), "LAYERCRAWL_CRAWL_CHILD="+strings.Join(args, "\x1f"))
-		outs[i], errs[i] = &bytes.Buffer{}, &bytes.Buffer{}
-		cmd.Stdout, cmd.Stderr = outs[i], errs[i]
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		cmds[i] = cmd
-	}
+	cmds, outs, errs := startCrawlChildren(t, ctx, workers, args)
 	for i, cmd := range cmds {
 		if err := cmd.Wait(); err != nil {
 			t.Fatalf("worker %d: %v\nstdout:\n%s\nstderr:\n%s", i, err, outs[i], errs[i])
@@ -95,14 +82,7 @@ func TestCrawlRedisWorkers(t *testing.T) {
 	if d := dupes(fetched); len(d) > 0 {
 		t.Errorf("%d URLs fetched twice, e.g. %v", len(d), sample(d))
 	}
-	if all := slices.Compact(slices.Clone(fetched)); !slices.Equal(all, wantFetched) {
-		t.Errorf("union of the logs: %d URLs, want %d; missing %v; unexpected %v",
-			len(all), len(wantFetched), sample(missing(wantFetched, all)), sample(missing(all, wantFetched)))
-	}
-	if !slices.Equal(denied, wantDenied) {
-		t.Errorf("robots.txt refused %d URLs, want %d; missing %v; unexpected %v",
-			len(denied), len(wantDenied), sample(missing(wantDenied, denied)), sample(missing(denied, wantDenied)))
-	}
+	checkCoverage(t, slices.Compact(slices.Clone(fetched)), denied, wantFetched, wantDenied)
 	// robots.txt is shared through Redis, but workers asking for a site
 	// at the same moment may each fetch it once.
 	checkServed(t, hosts, wantFetched, 0, workers)
@@ -164,5 +144,39 @@ func TestWorkerName(t *testing.T) {
 	}
 	if strings.ContainsAny(got, "/\\ ") {
 		t.Errorf("workerName() = %q holds characters unsafe in a file name", got)
+	}
+}
+
+// startCrawlChildren starts n "crawler crawl" processes (this test binary
+// re-executed) with args, their output captured.
+func startCrawlChildren(t *testing.T, ctx context.Context, n int, args []string) (cmds []*exec.Cmd, outs, errs []*syncBuffer) {
+	t.Helper()
+	cmds = make([]*exec.Cmd, n)
+	outs = make([]*syncBuffer, n)
+	errs = make([]*syncBuffer, n)
+	for i := range cmds {
+		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHelperCrawlChild$")
+		cmd.Env = append(os.Environ(), "LAYERCRAWL_CRAWL_CHILD="+strings.Join(args, "\x1f"))
+		outs[i], errs[i] = &syncBuffer{}, &syncBuffer{}
+		cmd.Stdout, cmd.Stderr = outs[i], errs[i]
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds[i] = cmd
+	}
+	return cmds, outs, errs
+}
+
+// checkCoverage compares the distinct URLs fetched and refused by
+// robots.txt, over all workers' logs, with the site's.
+func checkCoverage(t *testing.T, fetched, denied, wantFetched, wantDenied []string) {
+	t.Helper()
+	if !slices.Equal(fetched, wantFetched) {
+		t.Errorf("union of the logs: %d URLs, want %d; missing %v; unexpected %v",
+			len(fetched), len(wantFetched), sample(missing(wantFetched, fetched)), sample(missing(fetched, wantFetched)))
+	}
+	if !slices.Equal(denied, wantDenied) {
+		t.Errorf("robots.txt refused %d URLs, want %d; missing %v; unexpected %v",
+			len(denied), len(wantDenied), sample(missing(wantDenied, denied)), sample(missing(denied, wantDenied)))
 	}
 }
