@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,7 +64,8 @@ func forEachLine(tb testing.TB, path string, step int, fn func(line string)) {
 // TestDatasets normalizes every URL of ../shared/datasets (under -race or
 // -short, a deterministic 1-in-16 sample, to keep CI time modest), checking that
 // every error is an *Error with an actionable cause, that every result is
-// idempotent and re-joins from its segments, and reports the error rate per
+// idempotent, in RFC 3986 form, split by SplitCanonical as net/url parses
+// it, and re-joins from its segments, and reports the error rate per
 // file and per cause.
 func TestDatasets(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(sharedPath(t, "datasets"), "*.txt.gz"))
@@ -102,6 +104,14 @@ func TestDatasets(t *testing.T) {
 				}
 				if again, err := n.Normalize(got); err != nil || again != got {
 					t.Errorf("Normalize(%q) = %q, then %q, %v: not idempotent", line, got, again, err)
+				}
+				if err := checkRFC3986Form(got); err != nil {
+					t.Errorf("Normalize(%q) = %q: %v", line, got, err)
+				}
+				// SplitCanonical agrees with net/url on every real URL.
+				scheme, host, hostname, ok := SplitCanonical(got)
+				if u, err := url.Parse(got); ok != (err == nil && u.Host != "") || ok && (scheme != u.Scheme || host != u.Host || hostname != u.Hostname()) {
+					t.Errorf("SplitCanonical(%q) = %q, %q, %q, %v; net/url gives %+v, %v", got, scheme, host, hostname, ok, u, err)
 				}
 				segs = n.AppendSegments(segs[:0], got)
 				if j := strings.Join(segs, "/"); j != got {

@@ -12,14 +12,16 @@
 //	n, err := urlnorm.New(urlnorm.Options{})            // safe normalizations only
 //	canon, err := n.Resolve(pageURL, href)               // browser resolution, then Normalize
 //	layers := n.Segments(canon)                          // keys for the multi-layer filter
-//	site, err := urlnorm.RegistrableDomain(hostOf(canon)) // "bbc.co.uk", for politeness
+//	_, host, name, ok := urlnorm.SplitCanonical(canon)   // "news.bbc.co.uk:8080", "news.bbc.co.uk"
+//	site, err := urlnorm.RegistrableDomain(name)         // "bbc.co.uk", for politeness
 //
 // Parsing follows the WHATWG URL Standard (what browsers do) for the two
 // schemes a crawler fetches, http and https; every other scheme (mailto:,
 // javascript:, data:, ftp:, ...) is rejected with ErrUnsupportedScheme. The
 // tests hold it to the web-platform-tests URL suite (all 445 http(s) cases
 // of urltestdata.json byte for byte without the policy, all 247 successful
-// ones with it) and to the 42 reference-resolution examples of RFC 3986
+// ones with it, 9 of which the RFC 3986 encoding below changes, each listed
+// in the tests) and to the 42 reference-resolution examples of RFC 3986
 // section 5.4, with the deliberate differences listed below.
 //
 // # Policy: what is merged
@@ -40,20 +42,32 @@
 //     percent-encoded, non-ASCII as UTF-8.
 //   - Beyond the standard (the deliberate differences): percent-escapes
 //     are uppercased ("%2f" -> "%2F") and escapes of unreserved characters
-//     decoded ("%7e" -> "~", RFC 3986 section 6.2.2); one trailing dot of
+//     decoded ("%7e" -> "~", RFC 3986 section 6.2.2); userinfo, path,
+//     query and a kept fragment are written in RFC 3986's grammar
+//     (sections 2.2-2.4, 3): a character the component does not allow raw
+//     is percent-encoded ('|', '[' and ']' in the path; those and '^',
+//     '`', '{', '}', '\' in the query, which WHATWG leaves as typed), and
+//     a '%' that does not start an escape becomes "%25", so "?q=a|b" and
+//     "?q=a%7Cb", "/100%" and "/100%25" are one URL; one trailing dot of
 //     the host is removed ("example.com." -> "example.com"); the fragment
 //     is dropped, except a hash-bang "#!..." which AJAX sites use to name
-//     pages; an empty query "?" is dropped.
+//     pages; an empty query "?" is dropped. So outside the host a
+//     canonical URL is a valid RFC 3986 URI, which net/url parses and
+//     Go's HTTP client sends as it is.
 //
 // # Policy: what is never merged
 //
-// Reserved escapes stay encoded ("%2F", "%3F", "%23", "%26", "%3D", "%2B"
-// differ from '/', '?', '#', '&', '=', '+'); '+' in a query stays '+';
-// nothing is unescaped twice (a stray '%' never combines with a decoded
-// digit into a new escape); the path is never lowercased; userinfo, a
-// non-default port and the order of query pairs are kept. Invalid UTF-8
-// outside the host is percent-encoded byte by byte rather than replaced by
-// U+FFFD, so different invalid inputs stay different.
+// Reserved characters keep their spelling, raw or escaped: RFC 3986
+// section 2.2 lets a server give '/', '?', '#', '&', '=', '+' and the
+// other delimiters a meaning that their escapes ("%2F", "%3F", "%23",
+// "%26", "%3D", "%2B") do not have, so neither is turned into the other
+// (only the characters a component cannot hold raw are encoded); '+' in a
+// query stays '+' (not a space); each escape is decoded at most once and
+// never combines with its neighbours into a new one; the path is never
+// lowercased; userinfo, a non-default port and the order of query pairs
+// are kept. Invalid UTF-8 outside the host is percent-encoded byte by
+// byte rather than replaced by U+FFFD, so different invalid inputs stay
+// different.
 //
 // The optional normalizations (Options, all off by default) merge more at
 // the risk of false merges: sorting query pairs, dropping session and
@@ -80,6 +94,7 @@
 // (ErrUnsupportedScheme, ErrInvalidHost, ErrInvalidPort, ...) and says what
 // is wrong in words a person can act on. Bad input never panics. Inputs of
 // any length are accepted (a 65,535-byte URL is normalized like any other).
+// Errors of Options.Validate, and so of New, wrap ErrInvalidOptions.
 //
 // # Performance
 //

@@ -6,9 +6,9 @@ import (
 	"strings"
 )
 
-// Sentinel errors. Every error returned by this package is an *Error whose
+// Sentinel errors. Every error of parsing and resolution is an *Error whose
 // Err wraps exactly one of these, so callers can test the cause with
-// errors.Is.
+// errors.Is. (Options errors wrap ErrInvalidOptions instead.)
 var (
 	// ErrEmpty: the input is empty once surrounding whitespace is removed.
 	ErrEmpty = errors.New("urlnorm: empty URL")

@@ -43,6 +43,8 @@ func ExampleNormalizer_Normalize() {
 		"http://0x7f.1/#!/inbox",
 		"http://例え.テスト/ü",
 		"http://exa mple.com/",
+		"http://example.com/search?q=a|b&rate=5%",
+		"http://example.com/search?q=a%7cb&rate=5%25",
 	} {
 		canon, err := n.Normalize(raw)
 		fmt.Println(canon, err)
@@ -52,6 +54,8 @@ func ExampleNormalizer_Normalize() {
 	// http://127.0.0.1/#!/inbox <nil>
 	// http://xn--r8jz45g.xn--zckzah/%C3%BC <nil>
 	//  urlnorm: parse "http://exa mple.com/": invalid host: host "exa mple.com" contains the forbidden space (0x20)
+	// http://example.com/search?q=a%7Cb&rate=5%25 <nil>
+	// http://example.com/search?q=a%7Cb&rate=5%25 <nil>
 }
 
 func ExampleOptions() {
@@ -85,4 +89,25 @@ func ExampleRegistrableDomain() {
 	// user.github.io <nil>
 	// 127.0.0.1 <nil>
 	//  urlnorm: registrable domain "co.uk": no registrable domain: cannot derive eTLD+1 for domain "co.uk"
+}
+
+// A crawler keys its per-host queues on the host of each canonical URL,
+// read without parsing the URL again.
+func ExampleSplitCanonical() {
+	n, err := urlnorm.New(urlnorm.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, raw := range []string{"HTTPS://News.BBC.co.uk:8443/a?b", "http://user@[2001:DB8::1]:80/", "http://a{b}.example/"} {
+		canon, err := n.Normalize(raw)
+		if err != nil {
+			log.Fatal(err)
+		}
+		scheme, host, name, ok := urlnorm.SplitCanonical(canon)
+		fmt.Printf("%s: %q %q %q %v\n", canon, scheme, host, name, ok)
+	}
+	// Output:
+	// https://news.bbc.co.uk:8443/a?b: "https" "news.bbc.co.uk:8443" "news.bbc.co.uk" true
+	// http://user@[2001:db8::1]/: "http" "[2001:db8::1]" "2001:db8::1" true
+	// http://a{b}.example/: "" "" "" false
 }

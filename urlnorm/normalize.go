@@ -21,20 +21,17 @@ type Normalizer struct {
 	pool sync.Pool // of *parsed: reusable buffers, so Normalize allocates only its result
 }
 
-// New returns a Normalizer for opts (copied). It fails only when
-// opts.Validate does.
+// New returns a Normalizer for opts (copied, then EnsureDefaults). It fails
+// only when opts.Validate does, with an error wrapping ErrInvalidOptions.
 func New(opts Options) (*Normalizer, error) {
+	opts.SessionParams = slices.Clone(opts.SessionParams)
+	opts.EnsureDefaults()
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	opts.SessionParams = slices.Clone(opts.SessionParams)
 	n := &Normalizer{opts: opts, ps: parser{mappedIPv4: opts.DecodeNumericHosts}}
 	if opts.RemoveSessionParams {
-		names := opts.SessionParams
-		if len(names) == 0 {
-			names = DefaultSessionParams()
-		}
-		for _, s := range names {
+		for _, s := range opts.SessionParams {
 			n.session = append(n.session, strings.ToLower(s))
 		}
 	}
@@ -43,7 +40,8 @@ func New(opts Options) (*Normalizer, error) {
 	return n, nil
 }
 
-// Options returns a copy of the options the Normalizer was built with.
+// Options returns a copy of the options the Normalizer was built with,
+// defaults filled in (EnsureDefaults).
 func (n *Normalizer) Options() Options {
 	o := n.opts
 	o.SessionParams = slices.Clone(o.SessionParams)

@@ -99,9 +99,28 @@ func TestNormalizeTricky(t *testing.T) {
 		{"reserved escapes kept", "http://h/%3f%23%26%3d%2b?q=%26%3d%23", "http://h/%3F%23%26%3D%2B?q=%26%3D%23", nil},
 		{"unreserved escapes decoded", "http://h/%7Euser/%41%2d%5F%2E?x=%7e", "http://h/~user/A-_.?x=~", nil},
 		{"%25 is not decoded", "http://h/%2541", "http://h/%2541", nil},
-		{"stray percent kept", "http://h/100%", "http://h/100%", nil},
-		{"no escape built from a stray percent", "http://h/%4%31", "http://h/%4%31", nil},
-		{"no escape built after a bare percent", "http://h/%%41", "http://h/%%41", nil},
+		{"stray percent encoded", "http://h/100%?q=5%", "http://h/100%25?q=5%25", nil},
+		{"stray percent with one hex digit", "http://h/a%2?b=%e", "http://h/a%252?b=%25e", nil},
+		{"stray percent before a non-hex byte", "http://h/%zz?%g1", "http://h/%25zz?%25g1", nil},
+		{"stray percent and %25 merge", "http://h/100%25", "http://h/100%25", nil},
+		{"no escape built from a stray percent", "http://h/%4%31", "http://h/%2541", nil},
+		{"no escape built after a bare percent", "http://h/%%41", "http://h/%25A", nil},
+		{"stray percent in userinfo", "http://u%:p%zz@h/", "http://u%25:p%25zz@h/", nil},
+		{"stray percent in a hash-bang", "http://h/#!50%", "http://h/#!50%25", nil},
+
+		// RFC 3986 grammar of each component (issue #11): what it does not
+		// allow is encoded, so the spellings browsers send raw merge with
+		// the encoded ones; reserved characters it allows stay as they are.
+		{"pipe in query", "http://h/?q=a|b", "http://h/?q=a%7Cb", nil},
+		{"pipe in query already encoded", "http://h/?q=a%7cb", "http://h/?q=a%7Cb", nil},
+		{"brackets in query", "http://h/?a[]=1&b[x]=2", "http://h/?a%5B%5D=1&b%5Bx%5D=2", nil},
+		{"query characters outside RFC 3986", "http://h/?^`{}|\\", "http://h/?%5E%60%7B%7D%7C%5C", nil},
+		{"brackets and pipe in path", "http://h/a[1]|b", "http://h/a%5B1%5D%7Cb", nil},
+		{"path characters WHATWG encodes", "http://h/^`{}", "http://h/%5E%60%7B%7D", nil},
+		{"reserved characters kept in path", "http://h/:@!$&'()*+,;=", "http://h/:@!$&'()*+,;=", nil},
+		{"reserved characters kept in query", "http://h/?/?:@!$&()*+,;=", "http://h/?/?:@!$&()*+,;=", nil},
+		{"reserved escapes not decoded", "http://h/%5b%5d%7c%40%3a?%5B%5D%7C%2F%3F", "http://h/%5B%5D%7C%40%3A?%5B%5D%7C%2F%3F", nil},
+		{"hash-bang in RFC 3986 form", "http://h/#!a|b#c[d]", "http://h/#!a%7Cb%23c%5Bd%5D", nil},
 		{"plus in query kept", "http://h/?q=a+b&r=a%2Bb", "http://h/?q=a+b&r=a%2Bb", nil},
 		{"plus in path kept", "http://h/a+b", "http://h/a+b", nil},
 		{"spaces encoded", "http://h/a b?c d", "http://h/a%20b?c%20d", nil},
@@ -224,7 +243,7 @@ func TestOptionalNormalizations(t *testing.T) {
 	}{
 		{"sort query", Options{SortQuery: true}, "http://h/?b=2&a=1&a=0&c", "http://h/?a=1&a=0&b=2&c", ""},
 		{"sort keeps a distinct from a=", Options{SortQuery: true}, "http://h/?a=&b&a", "http://h/?a=&a&b", ""},
-		{"sort keeps ; and values as they are", Options{SortQuery: true}, "http://h/?z=1;y=2&x=%zz&w=a+b", "http://h/?w=a+b&x=%zz&z=1;y=2", ""},
+		{"sort keeps ; and values as they are", Options{SortQuery: true}, "http://h/?z=1;y=2&x=%7c&w=a+b", "http://h/?w=a+b&x=%7C&z=1;y=2", "http://h/?z=1;y=2&x=%7C&w=a+b"},
 		{"sort drops empty pairs", Options{SortQuery: true}, "http://h/?b&&a&", "http://h/?a&b", ""},
 		{"sort of nothing", Options{SortQuery: true}, "http://h/?&", "http://h/", "http://h/?&"},
 		{"session params in query", Options{RemoveSessionParams: true}, "http://h/?id=1&PHPSESSID=x&utm_source=y&sid=2&b=3", "http://h/?id=1&b=3", ""},
@@ -275,9 +294,18 @@ func TestOptionsValidate(t *testing.T) {
 		{SessionParams: []string{"a=b"}},
 		{SessionParams: []string{"*"}},
 	} {
-		if _, err := New(o); err == nil {
-			t.Errorf("New(%+v): got nil error, want one", o)
+		if err := o.Validate(); !errors.Is(err, ErrInvalidOptions) || !strings.HasPrefix(err.Error(), "urlnorm: invalid options: ") {
+			t.Errorf("(%+v).Validate() = %v; want an error wrapping ErrInvalidOptions", o, err)
 		}
+		if _, err := New(o); !errors.Is(err, ErrInvalidOptions) {
+			t.Errorf("New(%+v): got %v; want an error wrapping ErrInvalidOptions", o, err)
+		}
+	}
+	// The zero value's default session list is valid and filled in.
+	var o Options
+	o.EnsureDefaults()
+	if err := o.Validate(); err != nil || !slices.Equal(o.SessionParams, DefaultSessionParams()) {
+		t.Errorf("EnsureDefaults on the zero value: SessionParams %q, Validate %v; want the defaults, valid", o.SessionParams, err)
 	}
 	// New copies the options: changing the caller's slice changes nothing.
 	params := []string{"token"}
@@ -443,12 +471,73 @@ func TestOptionsAccessors(t *testing.T) {
 	n := mustNew(t, in)
 	got := n.Options()
 	got.SessionParams[0] = "changed"
-	if again := n.Options(); again.SessionParams[0] != "a" || again.TrailingSlash != AddTrailingSlash || !again.RemoveSessionParams {
+	if again := n.Options(); !slices.Equal(again.SessionParams, []string{"a"}) || again.TrailingSlash != AddTrailingSlash || !again.RemoveSessionParams {
 		t.Errorf("Options() = %+v; want a copy of %+v", again, in)
 	}
 	for ts, want := range map[TrailingSlash]string{KeepTrailingSlash: "keep", AddTrailingSlash: "add", RemoveTrailingSlash: "remove", 9: "TrailingSlash(9)"} {
 		if got := ts.String(); got != want {
 			t.Errorf("TrailingSlash(%d).String() = %q; want %q", uint8(ts), got, want)
 		}
+	}
+}
+
+func TestSplitCanonical(t *testing.T) {
+	tests := []struct {
+		in                     string
+		scheme, host, hostname string // all "" when not ok
+	}{
+		{"http://h/", "http", "h", "h"},
+		{"https://example.com:8443/a?b#!c", "https", "example.com:8443", "example.com"},
+		{"http://u:p@h:81/x@y", "http", "h:81", "h"},
+		{"http://a%40b@c/", "http", "c", "c"},
+		{"http://127.0.0.1:8080/", "http", "127.0.0.1:8080", "127.0.0.1"},
+		{"http://[::1]/", "http", "[::1]", "::1"},
+		{"https://[2001:db8::1]:8080/x", "https", "[2001:db8::1]:8080", "2001:db8::1"},
+		{"http://u@[::ffff:7f00:1]:81/", "http", "[::ffff:7f00:1]:81", "::ffff:7f00:1"},
+		{"http://h", "http", "h", "h"},
+		{"http://h?q", "http", "h", "h"},
+		{"http://h#!x", "http", "h", "h"},
+		{"http://xn--bcher-kva.example/", "http", "xn--bcher-kva.example", "xn--bcher-kva.example"},
+		{"http://!$&'()*+,;=_~\"/", "http", "!$&'()*+,;=_~\"", "!$&'()*+,;=_~\""},
+
+		{"", "", "", ""},
+		{"ftp://h/", "", "", ""},
+		{"HTTP://h/", "", "", ""}, // not canonical
+		{"http:/h/", "", "", ""},
+		{"http:///x", "", "", ""},
+		{"http://u@/x", "", "", ""},
+		{"http://:80/", "", "", ""},
+		{"http://h:/", "", "", ""},
+		{"http://h:8a/", "", "", ""},
+		{"http://a:b:80/", "", "", ""},
+		{"http://[::1/", "", "", ""},
+		{"http://[::1]x/", "", "", ""},
+		{"http://[::1]:/", "", "", ""},
+		{"http://[1.2.3.4]/", "", "", ""},
+		{"http://[1:::2]/", "", "", ""},
+		{"http://[fe80::1%25en0]/", "", "", ""},
+		{"http://a[b/", "", "", ""},
+		{"http://a b/", "", "", ""},
+		{"http://a%41/", "", "", ""},
+		{"http://a{b}/", "", "", ""}, // WHATWG accepts it, net/url does not
+		{"http://a`b/", "", "", ""},
+		{"http://\xc3\xbc/", "", "", ""},
+	}
+	for _, tt := range tests {
+		scheme, host, hostname, ok := SplitCanonical(tt.in)
+		if wantOK := tt.scheme != ""; ok != wantOK || scheme != tt.scheme || host != tt.host || hostname != tt.hostname {
+			t.Errorf("SplitCanonical(%q) = %q, %q, %q, %v; want %q, %q, %q, %v", tt.in, scheme, host, hostname, ok, tt.scheme, tt.host, tt.hostname, wantOK)
+		}
+	}
+	// The WHATWG case: Normalize accepts the host, net/url does not.
+	n := mustNew(t, Options{})
+	if c, err := n.Normalize("http://A{B}/"); err != nil || c != "http://a{b}/" {
+		t.Errorf("Normalize(http://A{B}/) = %q, %v; want http://a{b}/", c, err)
+	}
+	if got := testing.AllocsPerRun(100, func() {
+		SplitCanonical("https://u@example.com:8443/a?b")
+		SplitCanonical("http://[2001:db8::1]:8080/")
+	}); got != 0 {
+		t.Errorf("SplitCanonical allocates %v times per call; want 0", got)
 	}
 }

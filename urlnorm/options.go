@@ -98,18 +98,29 @@ type Options struct {
 	DecodeNumericHosts bool
 }
 
-// errInvalidOptions is wrapped by Validate's errors.
-var errInvalidOptions = errors.New("urlnorm: invalid options")
+// ErrInvalidOptions is wrapped by every error of Options.Validate, and so
+// of New: errors.Is(err, urlnorm.ErrInvalidOptions).
+var ErrInvalidOptions = errors.New("urlnorm: invalid options")
 
-// Validate reports whether the options are usable.
+// EnsureDefaults fills the fields whose zero value stands for a default:
+// an empty SessionParams becomes DefaultSessionParams(). New calls it on
+// its copy of the options.
+func (o *Options) EnsureDefaults() {
+	if len(o.SessionParams) == 0 {
+		o.SessionParams = DefaultSessionParams()
+	}
+}
+
+// Validate reports whether the options are usable; its errors wrap
+// ErrInvalidOptions.
 func (o *Options) Validate() error {
 	if o.TrailingSlash > RemoveTrailingSlash {
-		return fmt.Errorf("%w: unknown TrailingSlash %d", errInvalidOptions, o.TrailingSlash)
+		return fmt.Errorf("%w: unknown TrailingSlash %d", ErrInvalidOptions, o.TrailingSlash)
 	}
 	for _, p := range o.SessionParams {
 		name := strings.TrimSuffix(p, "*")
 		if name == "" || strings.ContainsAny(name, "&=;#?*") {
-			return fmt.Errorf("%w: session parameter %q must be a non-empty name without &=;#?* (a trailing * is a prefix match)", errInvalidOptions, p)
+			return fmt.Errorf("%w: session parameter %q must be a non-empty name without &=;#?* (a trailing * is a prefix match)", ErrInvalidOptions, p)
 		}
 	}
 	return nil

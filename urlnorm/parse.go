@@ -53,6 +53,52 @@ var encodeSet = func() (t [256]uint8) {
 	return t
 }()
 
+// policySet is encodeSet under the policy: each component also encodes
+// every byte RFC 3986 does not allow in it raw (section 2.2-2.4: a
+// character outside the component's grammar can only appear
+// percent-encoded, so both spellings are one URI). The grammar of each
+// component (section 3):
+//
+//	userinfo = *( unreserved / pct-encoded / sub-delims / ":" )
+//	segment  = *pchar   with pchar = unreserved / pct-encoded / sub-delims / ":" / "@"
+//	query    = *( pchar / "/" / "?" )
+//	fragment = *( pchar / "/" / "?" )
+//
+// So on top of WHATWG's sets, '[', ']' and '|' are encoded in the path;
+// '[', '\', ']', '^', '`', '{', '|' and '}' in the query (where WHATWG
+// leaves them as typed); those and '#' in a kept "#!" fragment. The
+// reserved characters the grammar allows (gen-delims ":@/?" where the
+// component allows them, sub-delims "!$&'()*+,;=") are never encoded nor
+// decoded: "a=b&c" and "a%3Db%26c" may mean different things to a server
+// (section 2.2). Only WHATWG's own sets go further, as browsers do: the
+// query encodes the apostrophe and the userinfo ";=". A '%' is in every
+// set: encode writes it as "%25" unless it starts an escape (section 2.4).
+var policySet = func() (t [256]uint8) {
+	const (
+		unres     = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
+		subDelims = "!$&'()*+,;="
+		pchar     = unres + subDelims + ":@"
+	)
+	allowed := []struct {
+		set   uint8
+		chars string
+	}{
+		{encUserinfo, unres + subDelims + ":"},
+		{encPath, pchar + "/"},
+		{encQuery, pchar + "/?"},
+		{encFragment, pchar + "/?"},
+	}
+	for c := 0; c < 256; c++ {
+		t[c] = encodeSet[c]
+		for _, a := range allowed {
+			if strings.IndexByte(a.chars, byte(c)) < 0 {
+				t[c] |= a.set
+			}
+		}
+	}
+	return t
+}()
+
 // unreserved reports RFC 3986 unreserved characters, whose escapes are
 // decoded ("%7e" -> "~") because every server must treat both spellings as
 // the same (RFC 3986 section 6.2.2.2).
@@ -446,10 +492,14 @@ func (ps *parser) finish(out *parsed, frag string, hasFrag bool) error {
 	return nil
 }
 
-// encode appends s percent-encoded with the given set. Under the policy it
-// also uppercases escapes and decodes escaped unreserved characters; a
-// stray '%' (not followed by two hex digits) is kept as the standard keeps
-// it.
+// encode appends s percent-encoded with the given set. Under the policy
+// (policySet) it also writes escapes in one canonical form (RFC 3986
+// section 6.2.2): hex digits uppercased ("%2f" -> "%2F", 6.2.2.1),
+// escapes of unreserved characters decoded ("%7e" -> "~", 6.2.2.2), every
+// other escape kept as an escape ("%2F" is not '/'), and a '%' that does
+// not start an escape written "%25". So the output holds no '%' but the
+// first byte of an escape, and decoding an escape can never form a new one
+// with what precedes it: Normalize decodes each escape once, never twice.
 func (ps *parser) encode(out *parsed, s string, set uint8) {
 	b := out.buf
 	if ps.exact {
@@ -470,33 +520,19 @@ func (ps *parser) encode(out *parsed, s string, set uint8) {
 		case c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
 			hi, _ := unhex(s[i+1])
 			lo, _ := unhex(s[i+2])
-			v := hi<<4 | lo
-			if unreserved[v] && !(isHex(v) && strayPercentBefore(b)) {
+			if v := hi<<4 | lo; unreserved[v] {
 				b = append(b, v)
 			} else {
 				b = append(b, '%', upperHex[hi], upperHex[lo])
 			}
 			i += 2
-		case encodeSet[c]&set != 0:
+		case policySet[c]&set != 0:
 			b = append(b, '%', upperHex[c>>4], upperHex[c&15])
 		default:
 			b = append(b, c)
 		}
 	}
 	out.buf = b
-}
-
-// strayPercentBefore reports whether b ends in a '%' or '%' plus one hex
-// digit that is not itself an escape. Decoding "%31" after "%4" would
-// create the new escape "%41", which the next pass would decode again, so
-// such an escape is left encoded (Normalize must be idempotent and must
-// never unescape twice).
-func strayPercentBefore(b []byte) bool {
-	n := len(b)
-	if n >= 1 && b[n-1] == '%' {
-		return true
-	}
-	return n >= 2 && b[n-2] == '%' && isHex(b[n-1])
 }
 
 // quoteShort quotes s for an error message, escaping controls and
