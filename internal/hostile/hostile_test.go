@@ -120,3 +120,46 @@ func TestGeneratedBodies(t *testing.T) {
 		t.Errorf("links page has %d links, want %d", got, ManyLinks)
 	}
 }
+
+// TestStartHost checks the single-host layout: its index links to every
+// endpoint on the same host, and each robots mode answers as documented.
+func TestStartHost(t *testing.T) {
+	tr := &http.Transport{DisableCompression: true}
+	defer tr.CloseIdleConnections()
+	c := &http.Client{Transport: tr}
+	tests := []struct {
+		mode     RobotsMode
+		status   int // 0: the request fails (the client's deadline)
+		contains string
+	}{
+		{RobotsNormal, 200, "Disallow: /private/"},
+		{RobotsHuge, 200, "Disallow: /private/"},
+		{RobotsTimeout, 0, ""},
+		{RobotsServerError, 500, ""},
+		{RobotsMissing, 404, ""},
+	}
+	for _, tc := range tests {
+		h := StartHost(Options{Robots: tc.mode})
+		res, body, err := get(t, c, h.URL+"/robots.txt")
+		switch {
+		case tc.status == 0 && err == nil:
+			t.Errorf("mode %d: status %d, want a failed request", tc.mode, res.StatusCode)
+		case tc.status != 0 && err != nil:
+			t.Errorf("mode %d: %v", tc.mode, err)
+		case tc.status != 0 && (res.StatusCode != tc.status || !bytes.Contains(body, []byte(tc.contains))):
+			t.Errorf("mode %d: status %d body %.60q; want %d containing %q", tc.mode, res.StatusCode, body, tc.status, tc.contains)
+		}
+		if tc.mode == RobotsNormal {
+			_, body, err := get(t, c, h.URL+"/")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range h.Links() {
+				if !bytes.Contains(body, []byte(`href="`+l+`"`)) {
+					t.Errorf("index lacks a link to %s", l)
+				}
+			}
+		}
+		h.Close()
+	}
+}

@@ -1,7 +1,7 @@
-// Package httptrap holds the pieces the project's hostile test servers
-// (fetch/hostile for one host, internal/hostile for a whole site) share:
-// waiting that a closing site can end, raw connection tricks, and the gzip
-// bomb. It exists for tests only.
+// Package httptrap holds the pieces the project's misbehaving test servers
+// (internal/hostile, internal/faults) share: waiting that a closing server
+// can end, raw connection tricks, and the gzip bomb. It exists for tests
+// only.
 package httptrap
 
 import (

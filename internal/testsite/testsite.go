@@ -28,10 +28,12 @@ import (
 	"fmt"
 	"html"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"testing"
 )
 
 // NumHosts is the number of hosts of a Site.
@@ -372,4 +374,19 @@ func writePage(w http.ResponseWriter, title, base string, links []link) {
 	}
 	b.WriteString("</body></html>\n")
 	_, _ = w.Write([]byte(b.String()))
+}
+
+// Start serves a Site of pages pages on NumHosts loopback servers, closed
+// when the test ends, and returns it with its hosts.
+func Start(tb testing.TB, pages int) (*Site, []*Host) {
+	tb.Helper()
+	s := &Site{Pages: pages}
+	hosts := make([]*Host, NumHosts)
+	for h := range hosts {
+		hosts[h] = NewHost(s, h)
+		srv := httptest.NewServer(hosts[h])
+		tb.Cleanup(srv.Close)
+		s.Addrs[h] = strings.TrimPrefix(srv.URL, "http://")
+	}
+	return s, hosts
 }

@@ -2,26 +2,12 @@ package testsite
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 )
 
-func newSite(t *testing.T, pages int) (*Site, []*Host) {
-	t.Helper()
-	s := &Site{Pages: pages}
-	hosts := make([]*Host, NumHosts)
-	for h := range NumHosts {
-		hosts[h] = NewHost(s, h)
-		srv := httptest.NewServer(hosts[h])
-		t.Cleanup(srv.Close)
-		s.Addrs[h] = strings.TrimPrefix(srv.URL, "http://")
-	}
-	return s, hosts
-}
-
 func TestExpected(t *testing.T) {
-	s, _ := newSite(t, 5000)
+	s, _ := Start(t, 5000)
 	req, denied := s.Expected()
 	have := map[string]bool{}
 	for _, u := range req {
@@ -58,7 +44,7 @@ func TestExpected(t *testing.T) {
 }
 
 func TestServe(t *testing.T) {
-	s, hosts := newSite(t, 300)
+	s, hosts := Start(t, 300)
 	tests := []struct {
 		url    string
 		status int

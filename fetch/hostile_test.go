@@ -1,4 +1,4 @@
-package hostile_test
+package fetch_test
 
 import (
 	"context"
@@ -8,13 +8,12 @@ import (
 	"time"
 
 	"github.com/layercrawl/layercrawl/fetch"
-	"github.com/layercrawl/layercrawl/fetch/hostile"
-	"go.uber.org/goleak"
+	"github.com/layercrawl/layercrawl/internal/hostile"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-func newFetcher(t *testing.T, opts fetch.Options) *fetch.Fetcher {
+// hostileFetcher returns a Fetcher that may reach loopback and resolves no
+// name, closed when the test ends.
+func hostileFetcher(t *testing.T, opts fetch.Options) *fetch.Fetcher {
 	t.Helper()
 	opts.AllowPrivate = true
 	// No DNS server: the unresolvable name fails at once on any machine.
@@ -29,16 +28,16 @@ func newFetcher(t *testing.T, opts fetch.Options) *fetch.Fetcher {
 	return f
 }
 
-// TestFetchEveryEndpoint fetches each endpoint once and checks that the
+// TestHostileFetchEveryEndpoint fetches each endpoint once and checks that the
 // fetch-level defences end it with the specific outcome it should have.
-func TestFetchEveryEndpoint(t *testing.T) {
-	site := hostile.Start(hostile.Options{DripInterval: 50 * time.Millisecond})
+func TestHostileFetchEveryEndpoint(t *testing.T) {
+	site := hostile.StartHost(hostile.Options{DripInterval: 50 * time.Millisecond})
 	defer site.Close()
 	// tight cuts the hostile endpoints short; roomy lets the well-formed
 	// pages through even on a loaded machine under -race.
 	const tightLimit, roomyLimit = 256 << 10, 4 << 20
-	tight := newFetcher(t, fetch.Options{FetchTimeout: time.Second, ResponseHeaderTimeout: 500 * time.Millisecond, MaxBodySize: tightLimit})
-	roomy := newFetcher(t, fetch.Options{FetchTimeout: 10 * time.Second, MaxBodySize: roomyLimit})
+	tight := hostileFetcher(t, fetch.Options{FetchTimeout: time.Second, ResponseHeaderTimeout: 500 * time.Millisecond, MaxBodySize: tightLimit})
+	roomy := hostileFetcher(t, fetch.Options{FetchTimeout: 10 * time.Second, MaxBodySize: roomyLimit})
 
 	tests := []struct {
 		path   string
@@ -110,9 +109,9 @@ func TestFetchEveryEndpoint(t *testing.T) {
 	}
 }
 
-// TestRobotsModes checks what each robots.txt behaviour means for the
+// TestHostileRobotsModes checks what each robots.txt behaviour means for the
 // crawler, through the fetch package's RFC 9309 handling.
-func TestRobotsModes(t *testing.T) {
+func TestHostileRobotsModes(t *testing.T) {
 	tests := []struct {
 		mode         hostile.RobotsMode
 		private      bool // /private/secret allowed?
@@ -127,9 +126,9 @@ func TestRobotsModes(t *testing.T) {
 		{hostile.RobotsServerError, false, false, false, true, false},
 		{hostile.RobotsMissing, true, true, true, false, false},
 	}
-	f := newFetcher(t, fetch.Options{RobotsTimeout: 300 * time.Millisecond})
+	f := hostileFetcher(t, fetch.Options{RobotsTimeout: 300 * time.Millisecond})
 	for _, tt := range tests {
-		site := hostile.Start(hostile.Options{Robots: tt.mode})
+		site := hostile.StartHost(hostile.Options{Robots: tt.mode})
 		r, res, err := f.FetchRobots(context.Background(), site.URL+"/")
 		site.Close()
 		if (err != nil) != tt.wantErr {

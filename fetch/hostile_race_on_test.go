@@ -1,5 +1,5 @@
 //go:build race
 
-package hostile_test
+package fetch_test
 
 const raceEnabled = true

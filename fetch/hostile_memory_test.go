@@ -1,4 +1,4 @@
-package hostile_test
+package fetch_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/layercrawl/layercrawl/fetch"
-	"github.com/layercrawl/layercrawl/fetch/hostile"
+	"github.com/layercrawl/layercrawl/internal/hostile"
 )
 
 // TestConcurrentHugeBodiesMemory runs 16 fetches at once against the
@@ -21,9 +21,9 @@ func TestConcurrentHugeBodiesMemory(t *testing.T) {
 	if raceEnabled || testing.Short() {
 		t.Skip("memory bound is measured without -race and without -short")
 	}
-	site := hostile.Start(hostile.Options{})
+	site := hostile.StartHost(hostile.Options{})
 	defer site.Close()
-	f := newFetcher(t, fetch.Options{FetchTimeout: 30 * time.Second})
+	f := hostileFetcher(t, fetch.Options{FetchTimeout: 30 * time.Second})
 
 	runtime.GC()
 	var base runtime.MemStats
