@@ -5,13 +5,17 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"net/url"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/temoto/robotstxt"
+	"golang.org/x/net/html/charset"
 )
 
 // benchPage is a 30 KB page with 200 links, about a typical HTML page.
@@ -220,4 +224,106 @@ func TestReadUpTo(t *testing.T) {
 			t.Errorf("%s: cap %d for %d bytes", tt.name, cap(got), len(got))
 		}
 	}
+}
+
+// BenchmarkExtract measures extraction throughput, in MB/s of HTML (and
+// per CPU-second), over the real documentation pages of testdata/pages,
+// side by side: the extractor before issue #11 (extractV0: x/net/html
+// Tokenizer, every body through charset.NewReader, links only), the same
+// Tokenizer feeding the new extractor (extractReference, links and
+// embeds), and the scanner, links only and with embeds.
+// docs/BENCHMARKS.md has the figures.
+func BenchmarkExtract(b *testing.B) {
+	pages := testPages(b)
+	names := slices.Sorted(maps.Keys(pages))
+	list := make([][]byte, len(names))
+	for i, name := range names {
+		list[i] = pages[name]
+	}
+	benchExtract(b, list)
+}
+
+// BenchmarkExtractDocs is BenchmarkExtract over every page under
+// $FETCH_DOCS_DIR (see docsPages).
+func BenchmarkExtractDocs(b *testing.B) {
+	var list [][]byte
+	docsPages(b, func(_ string, page []byte) { list = append(list, page) })
+	if len(list) == 0 {
+		b.Fatal("no pages under $FETCH_DOCS_DIR")
+	}
+	benchExtract(b, list)
+}
+
+func benchExtract(b *testing.B, pages [][]byte) {
+	var total int64
+	for _, p := range pages {
+		total += int64(len(p))
+	}
+	type extractFunc func([]byte, string, *url.URL, ExtractOptions) (*Extraction, error)
+	for _, bm := range []struct {
+		name    string
+		extract extractFunc
+		opts    ExtractOptions
+	}{
+		{"baseline=v0/links", extractV0, ExtractOptions{}},
+		{"tokenizer/links+embeds", extractReference, ExtractOptions{}},
+		{"scanner/links", Extract, ExtractOptions{NoEmbeds: true}},
+		{"scanner/links+embeds", Extract, ExtractOptions{}},
+	} {
+		b.Run(bm.name, func(b *testing.B) {
+			b.SetBytes(total)
+			b.ReportAllocs()
+			cpu0 := processCPU()
+			for b.Loop() {
+				for _, p := range pages {
+					if _, err := bm.extract(p, "text/html", nil, bm.opts); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			// Throughput per CPU-second: wall time on the shared machine
+			// counts the other engineers' processes too.
+			if cpu1 := processCPU(); cpu0 >= 0 && cpu1 > cpu0 {
+				b.ReportMetric(float64(total)*float64(b.N)/1e6/(float64(cpu1-cpu0)/1e9), "MB/cpu-s")
+			}
+		})
+	}
+}
+
+// BenchmarkCharset isolates the charset step of extraction over the
+// testdata pages (all UTF-8, declared in a <meta>): charset.NewReader
+// read to the end, as the tokenizer path consumed it, against utf8Body,
+// which finds the encoding and leaves a UTF-8 body in place.
+func BenchmarkCharset(b *testing.B) {
+	pages := testPages(b)
+	var total int64
+	for _, p := range pages {
+		total += int64(len(p))
+	}
+	b.Run("baseline=charset.NewReader", func(b *testing.B) {
+		b.SetBytes(total)
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, p := range pages {
+				r, err := charset.NewReader(bytes.NewReader(p), "text/html")
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := io.Copy(io.Discard, r); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+	b.Run("utf8Body", func(b *testing.B) {
+		b.SetBytes(total)
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, p := range pages {
+				if len(utf8Body(p, "text/html")) != len(p) {
+					b.Fatal("transcoded")
+				}
+			}
+		}
+	})
 }

@@ -1,6 +1,7 @@
 // Package fetch downloads pages with colly as the HTTP engine, enforcing
 // timeouts, size limits and an address policy; parses robots.txt (RFC
-// 9309) and caches it per site; and extracts links from HTML.
+// 9309) and caches it per site; and extracts links and page requisites
+// from HTML and CSS.
 //
 // # Basics
 //
@@ -17,7 +18,10 @@
 // one Robots per site for at most 24 hours (longer only while refreshing
 // finds the site unreachable, up to 30 days) and fetches each site's
 // robots.txt once however many goroutines ask for it at the same time.
-// ExtractLinks and Extract are pure functions over a body.
+// ExtractLinks, Extract and ExtractCSS are pure functions over a body,
+// safe for concurrent use, that never modify it. Each URL they return
+// carries its hop type (HopLink, HopEmbed, HopRedirect) and where it was
+// written, in Heritrix's style ("a/@href", "img/@srcset", "css/url()").
 //
 // # Limits and defences
 //
@@ -65,8 +69,10 @@
 // decodes the body under the cap and records what WARC needs; colly then
 // gets the status and header with an empty body, since its copy would be
 // discarded (a Result is built from what the RoundTripper recorded). colly
-// therefore runs no HTML callbacks: ExtractLinks does link extraction, with
-// a streaming tokenizer instead of colly's goquery DOM. Only HTTP/1.1 is
+// therefore runs no HTML callbacks: Extract finds links with a scanner
+// that jumps from tag to tag in place, with no allocation per tag
+// (checked against the x/net/html tokenizer; docs/BENCHMARKS.md compares
+// their speed), instead of colly's goquery DOM. Only HTTP/1.1 is
 // spoken, so the recorded heads are the
 // ones on the wire (header order and case as Go's parser leaves them).
 //
@@ -79,7 +85,8 @@
 // Cookies are not kept between fetches. Bodies in other content codings
 // than gzip (br, deflate) are returned as received, since fetch only asks
 // for gzip. Links are extracted from 2xx text/html and
-// application/xhtml+xml responses only (sniffed when there is no
-// Content-Type), from a, area, link (href), frame and iframe (src), and
-// the target of <meta http-equiv="refresh">.
+// application/xhtml+xml responses (sniffed when there is no Content-Type)
+// and 2xx text/css ones; see Extract and ExtractCSS for the elements,
+// attributes and CSS constructs read. Scripts are not run, so URLs that
+// only JavaScript builds are not found.
 package fetch

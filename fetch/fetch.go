@@ -28,23 +28,6 @@ const (
 	TruncatedDisconnect = "disconnect" // the connection broke mid-body
 )
 
-// Link is one outlink found in an HTML page.
-type Link struct {
-	// Href is the attribute value with leading and trailing ASCII
-	// whitespace removed, not resolved: resolve it against Result.Base.
-	Href string
-	// Tag is the element name: a, area, link, frame, iframe, or meta for
-	// a <meta http-equiv="refresh"> target (whose Rel is "refresh").
-	Tag string
-	// Rel is the element's rel attribute, lower-cased ("" if absent).
-	Rel string
-	// NoFollow is true when rel contains "nofollow" or the page carries
-	// <meta name="robots" content="nofollow">. Such links are only
-	// returned when Options.FollowNofollow (or ExtractOptions.KeepNofollow)
-	// is set.
-	NoFollow bool
-}
-
 // Result is the outcome of one HTTP exchange.
 type Result struct {
 	// URL is the URL as passed to Fetch.
@@ -71,9 +54,10 @@ type Result struct {
 	// Base is the base URL for resolving Links: the <base href> of an HTML
 	// page when present and valid, otherwise the requested URL.
 	Base *url.URL
-	// Links are the outlinks of a 2xx HTML response, in document order,
-	// at most Options.MaxOutlinks; LinksDropped counts those beyond the cap
-	// and NofollowSkipped those skipped for rel=nofollow.
+	// Links are the outlinks and embeds of a 2xx HTML response, or the
+	// references of a 2xx text/css one, in document order, at most
+	// Options.MaxOutlinks; LinksDropped counts those beyond the cap and
+	// NofollowSkipped those skipped for rel=nofollow.
 	Links           []Link
 	LinksDropped    int
 	NofollowSkipped int
@@ -213,17 +197,24 @@ func (f *Fetcher) FetchBody(ctx context.Context, rawURL string) (*Result, error)
 }
 
 // ParseLinks sets res.Base, Links, LinksDropped and NofollowSkipped from
-// the body of a 2xx HTML response returned by FetchBody, with the
-// Fetcher's MaxOutlinks and FollowNofollow; other responses are left as
+// the body of a 2xx HTML response returned by FetchBody (Extract), or the
+// references of a 2xx stylesheet (ExtractCSS), with the Fetcher's
+// MaxOutlinks, FollowNofollow and NoEmbeds; other responses are left as
 // they are. It does no I/O.
 func (f *Fetcher) ParseLinks(res *Result) {
 	if res.Status < 200 || res.Status >= 300 || len(res.Body) == 0 {
 		return
 	}
-	ex, err := Extract(res.Body, res.ContentType, res.Base, ExtractOptions{
+	opts := ExtractOptions{
 		MaxLinks:     f.opts.MaxOutlinks,
 		KeepNofollow: f.opts.FollowNofollow,
-	})
+		NoEmbeds:     f.opts.NoEmbeds,
+	}
+	extract := Extract
+	if IsCSS(res.ContentType) {
+		extract = ExtractCSS
+	}
+	ex, err := extract(res.Body, res.ContentType, res.Base, opts)
 	if err != nil || ex == nil {
 		return
 	}

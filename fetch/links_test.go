@@ -35,8 +35,8 @@ func TestExtractLinks(t *testing.T) {
 		wantBase  string
 		wantLinks string
 	}{
-		{"elements", `<a href="a">x</a><area href="b"><link rel="stylesheet" href="c.css"><frame src="d"><iframe src="e"></iframe><img src="no.png"><script src="no.js"></script><form action="no">`,
-			"text/html", doc, "a:a area:b link:c.css frame:d iframe:e"},
+		{"elements", `<a href="a">x</a><area href="b"><link rel="stylesheet" href="c.css"><frame src="d"><iframe src="e"></iframe><img src="f.png"><script src="g.js"></script><form action="no"><blockquote cite="no">`,
+			"text/html", doc, "a:a area:b link:c.css frame:d iframe:e img:f.png script:g.js"},
 		{"base relative", `<head><base href="/other/"></head><a href="x">`, "text/html", "http://example.com/other/", "a:x"},
 		{"base applies to earlier links", `<a href="x"><base href="http://cdn.example.org/">`, "text/html", "http://cdn.example.org/", "a:x"},
 		{"first base wins", `<base href="/one/"><base href="/two/"><a href="x">`, "text/html", "http://example.com/one/", "a:x"},

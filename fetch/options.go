@@ -77,6 +77,10 @@ type Options struct {
 	// FollowNofollow keeps links marked rel="nofollow" (or on a page with
 	// <meta name="robots" content="nofollow">). Default false: skipped.
 	FollowNofollow bool
+	// NoEmbeds leaves page requisites (HopEmbed links: images, scripts,
+	// stylesheets, media, CSS references) out of Result.Links. Default
+	// false: they are extracted.
+	NoEmbeds bool
 
 	// AllowPrivate permits connecting to loopback, private, link-local,
 	// unspecified and other non-global addresses. Default false: such

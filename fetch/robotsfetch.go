@@ -100,8 +100,10 @@ type RobotsCacheOptions struct {
 	// OnFetch, when set, is called after every robots.txt fetch (not
 	// after cache hits) with the site key, the exchange (nil without a
 	// response) and the fetch error, so that the crawl can archive and log
-	// robots.txt fetches. It runs on the goroutine that called Get.
-	OnFetch func(site string, res *Result, err error)
+	// robots.txt fetches. It runs on the goroutine that called Get. When
+	// it returns an error, the fetch is not cached (the next Get fetches
+	// again) and Get returns that error, wrapped.
+	OnFetch func(site string, res *Result, err error) error
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
 }
@@ -172,8 +174,9 @@ func SiteKey(rawURL string) (string, error) {
 // Get returns the Robots governing rawURL, fetching robots.txt if it is not
 // cached or has expired. An unreachable robots.txt yields a disallow-all
 // Robots and a nil error (the failure goes to OnFetch), unless the site's
-// last good robots.txt is younger than MaxStale, which is then kept. Get fails only for
-// an invalid rawURL or when ctx ends first.
+// last good robots.txt is younger than MaxStale, which is then kept. Get
+// fails only for an invalid rawURL, when ctx ends first, or when OnFetch
+// returns an error.
 func (c *RobotsCache) Get(ctx context.Context, rawURL string) (*Robots, error) {
 	key, err := SiteKey(rawURL)
 	if err != nil {
@@ -238,8 +241,17 @@ func (c *RobotsCache) lead(ctx context.Context, e *robotsEntry, key, rawURL stri
 	}
 	if c.opts.OnFetch != nil {
 		c.mu.Unlock()
-		c.opts.OnFetch(key, res, err)
+		herr := c.opts.OnFetch(key, res, err)
 		c.mu.Lock()
+		if herr != nil {
+			// Waiters retry, and fetch again, as after a cut fetch.
+			e.failed = true
+			if c.m[key] == e {
+				delete(c.m, key)
+			}
+			close(e.done)
+			return nil, fmt.Errorf("fetch: robots.txt for %s: %w", key, herr)
+		}
 	}
 	now := c.opts.Now()
 	age := c.opts.MaxAge

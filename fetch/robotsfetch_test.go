@@ -206,7 +206,7 @@ func (s *fakeSource) count(site string) int {
 func TestRobotsCacheSingleflight(t *testing.T) {
 	src := &fakeSource{gate: make(chan struct{})}
 	var fetched atomic.Int32
-	c := NewRobotsCache(src, RobotsCacheOptions{OnFetch: func(string, *Result, error) { fetched.Add(1) }})
+	c := NewRobotsCache(src, RobotsCacheOptions{OnFetch: func(string, *Result, error) error { fetched.Add(1); return nil }})
 	const n = 20
 	got := make([]*Robots, n)
 	var wg sync.WaitGroup
@@ -234,6 +234,30 @@ func TestRobotsCacheSingleflight(t *testing.T) {
 		if got[i] == nil || got[i] != got[0] {
 			t.Fatalf("Get %d returned %p, want the shared %p", i, got[i], got[0])
 		}
+	}
+}
+
+// An error from OnFetch (the crawl could not archive the exchange) is
+// returned by Get and leaves nothing cached, so the next Get fetches again.
+func TestRobotsCacheOnFetchError(t *testing.T) {
+	src := &fakeSource{}
+	errArchive := errors.New("disk full")
+	fail := true
+	c := NewRobotsCache(src, RobotsCacheOptions{OnFetch: func(string, *Result, error) error {
+		if fail {
+			return errArchive
+		}
+		return nil
+	}})
+	if r, err := c.Get(context.Background(), "http://example.com/a"); !errors.Is(err, errArchive) || r != nil {
+		t.Fatalf("Get = %v, %v; want nil, an error wrapping %v", r, err, errArchive)
+	}
+	fail = false
+	if r, err := c.Get(context.Background(), "http://example.com/b"); err != nil || r == nil {
+		t.Fatalf("Get after the error = %v, %v; want robots, nil", r, err)
+	}
+	if calls := src.count("http://example.com:80"); calls != 2 {
+		t.Errorf("robots.txt fetched %d times, want 2 (the failed OnFetch cached nothing)", calls)
 	}
 }
 
