@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/layercrawl/layercrawl/urlnorm"
 )
 
 // Refusal says why Admission refused a URL; Admitted (the zero value) when
@@ -52,20 +54,6 @@ var trapRefusal = [...]Refusal{
 // ErrSeed is wrapped by the error of Admission.ParseSeed.
 var ErrSeed = errors.New("frontier: bad seed")
 
-// AdmissionOptions configures an Admission; each field means what the
-// field of the same name in Options means. Normalizer is required, and
-// Domain with ScopeDomain. MaxDepth, MaxRedirects and Limits take their
-// defaults (20, 10, Limits.EnsureDefaults) when zero.
-type AdmissionOptions struct {
-	Normalizer   Normalizer
-	Domain       func(host string) (string, error)
-	Scope        Scope
-	Allow, Deny  []*regexp.Regexp
-	MaxDepth     int
-	MaxRedirects int
-	Limits       Limits
-}
-
 // AdmissionStats counts what an Admission refused, by reason.
 type AdmissionStats struct {
 	Invalid          uint64 // references that did not resolve or normalize
@@ -87,8 +75,10 @@ type AdmissionStats struct {
 // Admission's own: with several processes each one counts only the links
 // it sees. An Admission is safe for concurrent use.
 type Admission struct {
-	opts  AdmissionOptions
-	traps *traps
+	opts   AdmissionOptions
+	norm   Normalizer
+	domain func(host string) (string, error)
+	traps  *traps
 
 	mu       sync.RWMutex    // protects seedHost and seedDom
 	seedHost map[string]bool // host names of the seeds
@@ -114,31 +104,27 @@ type Seed struct {
 	Domain string // registrable domain of Host (Host itself without Options.Domain or when it fails)
 }
 
-// NewAdmission returns an Admission with an empty scope; the options are
-// copied.
-func NewAdmission(o AdmissionOptions) (*Admission, error) {
-	if o.MaxDepth == 0 {
-		o.MaxDepth = DefaultMaxDepth
-	}
-	if o.MaxRedirects == 0 {
-		o.MaxRedirects = DefaultMaxRedirects
-	}
-	o.Limits.EnsureDefaults()
-	switch {
-	case o.Normalizer == nil:
-		return nil, errors.New("frontier: AdmissionOptions.Normalizer is required")
-	case o.Scope > ScopeAny:
-		return nil, fmt.Errorf("frontier: invalid scope %d", o.Scope)
-	case o.Scope == ScopeDomain && o.Domain == nil:
-		return nil, errors.New("frontier: AdmissionOptions.Domain is required with ScopeDomain")
-	}
-	if err := o.Limits.Validate(); err != nil {
+// NewAdmission returns an Admission with an empty scope, resolving and
+// normalizing with norm (required) and finding registrable domains with
+// domain (required with ScopeDomain). The options are copied, with
+// EnsureDefaults applied.
+func NewAdmission(norm Normalizer, domain func(host string) (string, error), o AdmissionOptions) (*Admission, error) {
+	o.EnsureDefaults()
+	if err := o.Validate(); err != nil {
 		return nil, err
+	}
+	switch {
+	case norm == nil:
+		return nil, fmt.Errorf("%w: NewAdmission needs a Normalizer", ErrInvalidOptions)
+	case o.Scope == ScopeDomain && domain == nil:
+		return nil, fmt.Errorf("%w: ScopeDomain needs a Domain function", ErrInvalidOptions)
 	}
 	o.Allow = append([]*regexp.Regexp(nil), o.Allow...)
 	o.Deny = append([]*regexp.Regexp(nil), o.Deny...)
 	return &Admission{
 		opts:     o,
+		norm:     norm,
+		domain:   domain,
 		traps:    newTraps(o.Limits),
 		seedHost: map[string]bool{},
 		seedDom:  map[string]bool{},
@@ -149,7 +135,7 @@ func NewAdmission(o AdmissionOptions) (*Admission, error) {
 // registrable domain; the error wraps ErrSeed. It does not change the
 // scope (see AddScope).
 func (a *Admission) ParseSeed(raw string) (Seed, error) {
-	c, err := a.opts.Normalizer.Normalize(raw)
+	c, err := a.norm.Normalize(raw)
 	if err != nil {
 		return Seed{}, fmt.Errorf("%w %q: %w", ErrSeed, raw, err)
 	}
@@ -159,8 +145,8 @@ func (a *Admission) ParseSeed(raw string) (Seed, error) {
 	}
 	name := u.Hostname()
 	dom := name
-	if a.opts.Domain != nil {
-		if d, err := a.opts.Domain(name); err == nil && d != "" {
+	if a.domain != nil {
+		if d, err := a.domain(name); err == nil && d != "" {
 			dom = d
 		}
 	}
@@ -215,17 +201,55 @@ func (a *Admission) Link(parent Entry, base, ref string) (Candidate, Refusal) {
 	if base == "" {
 		base = parent.URL
 	}
-	c, err := a.opts.Normalizer.Resolve(base, ref)
+	c, err := a.norm.Resolve(base, ref)
 	if err != nil {
 		return Candidate{}, a.refuse(RefusedInvalid)
 	}
 	return a.check(c, parent.URL, parent.Depth+1, 0)
 }
 
+// PageLinks checks the references found on one page: Links parses the
+// page's base URL once for all of them, where Link parses it per link.
+type PageLinks struct {
+	a      *Admission
+	parent Entry
+	base   string
+	parsed *urlnorm.Base // nil: resolve with the Normalizer's Resolve
+}
+
+// Links returns the checker of parent's references, resolved against base
+// (parent.URL when empty).
+func (a *Admission) Links(parent Entry, base string) *PageLinks {
+	if base == "" {
+		base = parent.URL
+	}
+	p := &PageLinks{a: a, parent: parent, base: base}
+	if bp, ok := a.norm.(interface {
+		ParseBase(string) (*urlnorm.Base, error)
+	}); ok {
+		if b, err := bp.ParseBase(base); err == nil {
+			p.parsed = b
+		}
+	}
+	return p
+}
+
+// Link checks one reference of the page, as Admission.Link does.
+func (p *PageLinks) Link(ref string) (Candidate, Refusal) {
+	if p.parsed == nil {
+		return p.a.Link(p.parent, p.base, ref)
+	}
+	c, err := p.parsed.Resolve(ref)
+	if err != nil {
+		return Candidate{}, p.a.refuse(RefusedInvalid)
+	}
+	return p.a.check(c, p.parent.URL, p.parent.Depth+1, 0)
+}
+
 // Redirect resolves a redirect's Location against parent.URL and checks
 // it, one hop and one redirect further than parent.
 func (a *Admission) Redirect(parent Entry, location string) (Candidate, Refusal) {
-	c, err := a.opts.Normalizer.Resolve(parent.URL, location)
+	c, err := a.norm.Resolve(parent.URL, location)
 	if err != nil {
 		return Candidate{}, a.refuse(RefusedInvalid)
 	}
@@ -260,24 +284,27 @@ func (a *Admission) refuse(r Refusal) Refusal {
 
 // check runs the checks on one canonical URL; via is empty for seeds.
 func (a *Admission) check(canon, via string, depth, redirects int) (Candidate, Refusal) {
-	u, err := url.Parse(canon)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+	// The URL was just normalized: read its host off the canonical layout
+	// rather than parse it again. SplitCanonical refuses what net/url.Parse
+	// would (no http(s) scheme, no host, a host net/url rejects).
+	_, hostPort, hostname, ok := urlnorm.SplitCanonical(canon)
+	if !ok {
 		return Candidate{}, a.refuse(RefusedInvalid)
 	}
-	if depth > max(a.opts.MaxDepth, 0) {
+	if a.opts.MaxDepth >= 0 && depth > a.opts.MaxDepth {
 		return Candidate{}, a.refuse(RefusedDepth)
 	}
-	if redirects > max(a.opts.MaxRedirects, 0) {
+	if a.opts.MaxRedirects >= 0 && redirects > a.opts.MaxRedirects {
 		return Candidate{}, a.refuse(RefusedRedirects)
 	}
-	if via != "" && !a.inScope(u.Hostname()) {
+	if via != "" && !a.inScope(hostname, redirects > 0) {
 		return Candidate{}, a.refuse(RefusedScope)
 	}
 	if !a.allowed(canon) {
 		return Candidate{}, a.refuse(RefusedFiltered)
 	}
-	host := strings.ToLower(u.Host)
-	segs := a.opts.Normalizer.Segments(canon)
+	host := strings.ToLower(hostPort)
+	segs := a.norm.Segments(canon)
 	if via != "" {
 		// traps counts its own refusals.
 		if r := a.traps.check(canon, host, segs); r != admit {
@@ -287,17 +314,24 @@ func (a *Admission) check(canon, via string, depth, redirects int) (Candidate, R
 	return Candidate{URL: canon, Host: host, Segments: segs, Depth: depth, Redirects: redirects, Via: via}, Admitted
 }
 
-func (a *Admission) inScope(hostname string) bool {
+// inScope reports whether a discovered URL on hostname may be followed;
+// redirect says whether it is a redirect target.
+func (a *Admission) inScope(hostname string, redirect bool) bool {
 	switch a.opts.Scope {
 	case ScopeAny:
 		return true
+	case ScopeSeeds:
+		if !redirect {
+			return false
+		}
+		fallthrough
 	case ScopeHost:
 		a.mu.RLock()
 		defer a.mu.RUnlock()
 		return a.seedHost[hostname]
 	}
 	dom := hostname
-	if d, err := a.opts.Domain(hostname); err == nil && d != "" {
+	if d, err := a.domain(hostname); err == nil && d != "" {
 		dom = d
 	}
 	a.mu.RLock()

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -68,141 +67,6 @@ var (
 	ErrNotOut = errors.New("frontier: entry is not out")
 )
 
-// Defaults of the crawl limits shared by every frontier built on this
-// package (this one and the Redis frontier), so that the two modes cannot
-// drift apart.
-const (
-	DefaultMaxDepth      = 20               // hops (links and redirects) from a seed
-	DefaultMaxRedirects  = 10               // consecutive redirect hops
-	DefaultDelay         = time.Second      // between two requests to one host
-	DefaultMaxCrawlDelay = 30 * time.Second // cap on robots.txt Crawl-delay
-)
-
-// Scope limits which hosts a crawl follows links to.
-type Scope uint8
-
-const (
-	// ScopeHost follows links to the seeds' host names only.
-	ScopeHost Scope = iota
-	// ScopeDomain follows links within the seeds' registrable domains.
-	ScopeDomain
-	// ScopeAny follows links to any host.
-	ScopeAny
-)
-
-// ParseScope parses "host", "domain" or "any".
-func ParseScope(s string) (Scope, error) {
-	switch s {
-	case "host":
-		return ScopeHost, nil
-	case "domain":
-		return ScopeDomain, nil
-	case "any":
-		return ScopeAny, nil
-	}
-	return 0, fmt.Errorf("frontier: unknown scope %q (want host, domain or any)", s)
-}
-
-func (s Scope) String() string {
-	switch s {
-	case ScopeHost:
-		return "host"
-	case ScopeDomain:
-		return "domain"
-	case ScopeAny:
-		return "any"
-	}
-	return fmt.Sprintf("Scope(%d)", uint8(s))
-}
-
-// Options configures a Frontier. Store, Seen and Normalizer are required.
-type Options struct {
-	Store      Store
-	Seen       Seen
-	Normalizer Normalizer
-	// Domain returns the registrable domain of a host name; required with
-	// ScopeDomain (urlnorm.RegistrableDomain). When it fails, the host
-	// name itself is used.
-	Domain func(host string) (string, error)
-	// Scope of the crawl; default ScopeHost.
-	Scope Scope
-	// Allow, when not empty, admits only URLs matching one of them; Deny
-	// rejects URLs matching any. Both apply to the canonical URL, seeds
-	// included.
-	Allow, Deny []*regexp.Regexp
-	// MaxDepth is the most hops (links and redirects) from a seed; default
-	// 20, negative for none (seeds only).
-	MaxDepth int
-	// MaxRedirects is the most consecutive redirect hops; default 10,
-	// negative for none (redirect targets are not followed).
-	MaxRedirects int
-	// MaxPages stops handing out entries once that many have been
-	// fetched, counting those out; 0 (default) means no limit.
-	MaxPages uint64
-	// Delay is the least time between two requests to one host; default
-	// 1s, negative for none.
-	Delay time.Duration
-	// MaxCrawlDelay caps a robots.txt Crawl-delay; default 30s.
-	MaxCrawlDelay time.Duration
-	// HostWindow is how many entries of one host's queue memory holds;
-	// default 64.
-	HostWindow int
-	// MemoryWindow is how many entries memory holds in all; default
-	// 100,000. Every host with a queue still keeps a small record.
-	MemoryWindow int
-	// Limits are the defences against crawler traps (URL length, path
-	// segments, repeated segments, per-host budget, children per prefix);
-	// each zero field takes its default. See Limits.
-	Limits Limits
-	// Now returns the current time; default time.Now.
-	Now func() time.Time
-}
-
-// EnsureDefaults fills in the zero fields with their defaults.
-func (o *Options) EnsureDefaults() {
-	if o.MaxDepth == 0 {
-		o.MaxDepth = DefaultMaxDepth
-	}
-	if o.MaxRedirects == 0 {
-		o.MaxRedirects = DefaultMaxRedirects
-	}
-	if o.Delay == 0 {
-		o.Delay = DefaultDelay
-	}
-	if o.MaxCrawlDelay == 0 {
-		o.MaxCrawlDelay = DefaultMaxCrawlDelay
-	}
-	if o.HostWindow == 0 {
-		o.HostWindow = 64
-	}
-	if o.MemoryWindow == 0 {
-		o.MemoryWindow = 100_000
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	o.Limits.EnsureDefaults()
-}
-
-// Validate reports whether the options can make a Frontier.
-func (o *Options) Validate() error {
-	switch {
-	case o.Store == nil:
-		return errors.New("frontier: Options.Store is required")
-	case o.Seen == nil:
-		return errors.New("frontier: Options.Seen is required")
-	case o.Normalizer == nil:
-		return errors.New("frontier: Options.Normalizer is required")
-	case o.Scope > ScopeAny:
-		return fmt.Errorf("frontier: invalid scope %d", o.Scope)
-	case o.Scope == ScopeDomain && o.Domain == nil:
-		return errors.New("frontier: Options.Domain is required with ScopeDomain")
-	case o.HostWindow < 0, o.MemoryWindow < 0, o.MaxCrawlDelay < 0:
-		return errors.New("frontier: negative limit")
-	}
-	return o.Limits.Validate()
-}
-
 // Entry is one queued URL.
 type Entry struct {
 	URL       string // canonical URL
@@ -248,6 +112,7 @@ type Stats struct {
 
 	New              uint64     // discovered URLs queued
 	Duplicates       uint64     // discovered URLs the seen-set already held
+	CachedLinks      uint64     // duplicates known from the link cache, without resolving them
 	OutOfScope       uint64     // rejected by scope
 	Filtered         uint64     // rejected by Allow/Deny
 	TooDeep          uint64     // rejected by MaxDepth
@@ -258,8 +123,7 @@ type Stats struct {
 
 // Frontier is the crawl frontier. See the package documentation.
 type Frontier struct {
-	opts  Options
-	delay time.Duration // Options.Delay, never negative
+	opts Options
 
 	// ckpt is held shared from the first seen-set insert of a batch until
 	// the batch is durable, and exclusively by Checkpoint.
@@ -269,7 +133,8 @@ type Frontier struct {
 	// ckptRun is held for the whole of a Checkpoint.
 	ckptRun sync.Mutex
 
-	adm *Admission // scope, Allow/Deny, depth, redirects and trap limits, with their counters
+	adm   *Admission // scope, Allow/Deny, depth, redirects and trap limits, with their counters
+	links *linkCache // raw links known to be in the seen-set
 
 	mu       sync.Mutex // protects the fields below
 	st       state
@@ -289,7 +154,7 @@ type Frontier struct {
 	broken     error
 	waiters    []chan struct{} // Next calls waiting for a change, oldest first; see wakeLocked
 
-	cNew, cDup atomic.Uint64
+	cNew, cDup, cCached atomic.Uint64
 }
 
 type host struct {
@@ -332,23 +197,14 @@ func Open(ctx context.Context, opts Options) (*Frontier, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	adm, err := NewAdmission(AdmissionOptions{
-		Normalizer:   opts.Normalizer,
-		Domain:       opts.Domain,
-		Scope:        opts.Scope,
-		Allow:        opts.Allow,
-		Deny:         opts.Deny,
-		MaxDepth:     opts.MaxDepth,
-		MaxRedirects: opts.MaxRedirects,
-		Limits:       opts.Limits,
-	})
+	adm, err := NewAdmission(opts.Normalizer, opts.Domain, opts.Admission)
 	if err != nil {
 		return nil, err
 	}
 	f := &Frontier{
 		opts:     opts,
-		delay:    max(opts.Delay, 0),
 		adm:      adm,
+		links:    newLinkCache(linkCacheBits),
 		hosts:    map[string]*host{},
 		released: map[uint64]bool{},
 		st:       state{nextSeq: 1},
@@ -508,7 +364,7 @@ func (f *Frontier) AddSeeds(ctx context.Context, seeds []string) (int, error) {
 	}
 	for _, c := range canon {
 		cand, r := f.adm.CheckSeed(c)
-		if err := f.consider(ctx, o, cand, r); err != nil {
+		if _, err := f.consider(ctx, o, cand, r); err != nil {
 			return 0, err
 		}
 	}
@@ -519,21 +375,51 @@ func (f *Frontier) AddSeeds(ctx context.Context, seeds []string) (int, error) {
 }
 
 // consider adds an admitted candidate to o when the seen-set reports it
-// new; it ignores a refused one (Admission counted it).
-func (f *Frontier) consider(ctx context.Context, o *op, c Candidate, r Refusal) error {
+// new; it ignores a refused one (Admission counted it). checked reports
+// whether the candidate went through the seen-set, and so is in it now.
+func (f *Frontier) consider(ctx context.Context, o *op, c Candidate, r Refusal) (checked bool, err error) {
 	if r != Admitted {
-		return nil
+		return false, nil
 	}
 	seen, err := f.opts.Seen.TestAndAdd(ctx, c.Segments)
 	if err != nil {
-		return fmt.Errorf("frontier: seen-set: %w", err)
+		return false, fmt.Errorf("frontier: seen-set: %w", err)
 	}
 	if seen {
 		f.cDup.Add(1)
-		return nil
+		return true, nil
 	}
 	f.adm.Added(c)
 	o.adds = append(o.adds, Entry{URL: c.URL, Depth: c.Depth, Redirects: c.Redirects, Via: c.Via, host: c.Host})
+	return true, nil
+}
+
+// considerLinks checks the links of e's page and adds the new ones to o. A
+// link the link cache knows is a duplicate without any work; the others
+// are resolved against the page's base, parsed once.
+func (f *Frontier) considerLinks(ctx context.Context, o *op, e Entry, out Outcome) error {
+	base := out.Base
+	if base == "" {
+		base = e.URL
+	}
+	keys := newPageKeys(base)
+	links := f.adm.Links(e, base)
+	for _, ref := range out.Links {
+		k := keys.key(ref)
+		if f.links.has(k) {
+			f.cDup.Add(1)
+			f.cCached.Add(1)
+			continue
+		}
+		c, r := links.Link(ref)
+		checked, err := f.consider(ctx, o, c, r)
+		if err != nil {
+			return err
+		}
+		if checked {
+			f.links.add(k)
+		}
+	}
 	return nil
 }
 
@@ -599,7 +485,8 @@ func (f *Frontier) nextLocked() (e Entry, wait time.Duration, done bool, err err
 	if f.broken != nil {
 		return Entry{}, 0, true, f.broken
 	}
-	limited := f.opts.MaxPages > 0 && f.st.pages+uint64(f.inflight+f.completing) >= f.opts.MaxPages
+	maxPages := pageLimit(f.opts.MaxPages)
+	limited := maxPages > 0 && f.st.pages+uint64(f.inflight+f.completing) >= maxPages
 	switch {
 	case limited && f.inflight == 0 && f.completing == 0:
 		return Entry{}, 0, true, ErrPageLimit
@@ -743,10 +630,7 @@ func (f *Frontier) Release(e Entry, fetched bool, crawlDelay time.Duration) erro
 // durable; Done's wait for that batch still bounds the fetches a crash
 // can repeat to one per worker.
 func (f *Frontier) releaseLocked(h *host, seq uint64, fetched bool, crawlDelay time.Duration) {
-	delay := f.delay
-	if crawlDelay > delay {
-		delay = min(crawlDelay, max(f.opts.MaxCrawlDelay, f.delay))
-	}
+	delay := f.opts.Politeness.HostDelay(crawlDelay)
 	h.out = 0
 	h.inflight = false
 	f.inflight--
@@ -793,14 +677,13 @@ func (f *Frontier) Done(ctx context.Context, e Entry, out Outcome) error {
 	o := &op{done: &e, fetched: fetched, failed: out.Failed, ch: make(chan struct{})}
 	if out.Redirect != "" {
 		c, r := f.adm.Redirect(e, out.Redirect)
-		if err := f.consider(ctx, o, c, r); err != nil {
+		if _, err := f.consider(ctx, o, c, r); err != nil {
 			f.fail(err)
 			return err
 		}
 	}
-	for _, ref := range out.Links {
-		c, r := f.adm.Link(e, out.Base, ref)
-		if err := f.consider(ctx, o, c, r); err != nil {
+	if len(out.Links) > 0 {
+		if err := f.considerLinks(ctx, o, e, out); err != nil {
 			f.fail(err)
 			return err
 		}
@@ -1124,6 +1007,7 @@ func (f *Frontier) Stats() Stats {
 	f.mu.Unlock()
 	s.New = f.cNew.Load()
 	s.Duplicates = f.cDup.Load()
+	s.CachedLinks = f.cCached.Load()
 	a := f.adm.Stats()
 	s.OutOfScope = a.OutOfScope
 	s.Filtered = a.Filtered

@@ -102,8 +102,8 @@ func openTest(t *testing.T, opts Options) *Frontier {
 	if opts.Normalizer == nil {
 		opts.Normalizer = simpleNorm{}
 	}
-	if opts.Delay == 0 {
-		opts.Delay = -1
+	if opts.Politeness.Delay == 0 {
+		opts.Politeness.Delay = -1
 	}
 	f, err := Open(context.Background(), opts)
 	if err != nil {
@@ -172,8 +172,7 @@ func (s graphSite) expected() []string {
 func TestCrawlCoverage(t *testing.T) {
 	site := graphSite{hosts: []string{"a.test", "b.test", "c.test"}, n: 300}
 	f := openTest(t, Options{
-		Scope:      ScopeHost,
-		Deny:       []*regexp.Regexp{regexp.MustCompile(`/private/`)},
+		Admission:  AdmissionOptions{Scope: ScopeHost, Deny: []*regexp.Regexp{regexp.MustCompile(`/private/`)}},
 		HostWindow: 8, MemoryWindow: 20,
 	})
 	seeds := make([]string, len(site.hosts))
@@ -262,18 +261,18 @@ func TestDepthAndRedirectLimits(t *testing.T) {
 		want         int // entries handed out
 	}{
 		// Bug guarded: a limit of N must admit exactly N hops.
-		{"depth 0 is the seed only", "http://a.test/p/0", -1, 0, 1},
+		{"no depth limit", "http://a.test/p/0", -1, 0, 101},
 		{"depth 1", "http://a.test/p/0", 1, 0, 2},
 		{"depth 5", "http://a.test/p/0", 5, 0, 6},
 		{"default depth 20", "http://a.test/p/0", 0, 0, 21},
 		{"redirects within the limit", "http://a.test/r/2", 0, 3, 3 + 1 + 17},
 		{"redirect chain cut", "http://a.test/r/9", 0, 3, 4},
-		{"no redirects followed", "http://a.test/r/9", 0, -1, 1},
+		{"no redirect limit", "http://a.test/r/12", 0, -1, 13 + 1 + 7},
 		{"default 10 redirect hops", "http://a.test/r/12", 0, 0, 11},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := openTest(t, Options{MaxDepth: tc.maxDepth, MaxRedirects: tc.maxRedirects})
+			f := openTest(t, Options{Admission: AdmissionOptions{MaxDepth: tc.maxDepth, MaxRedirects: tc.maxRedirects}})
 			if _, err := f.AddSeeds(context.Background(), []string{tc.seed}); err != nil {
 				t.Fatal(err)
 			}
@@ -285,6 +284,33 @@ func TestDepthAndRedirectLimits(t *testing.T) {
 				t.Errorf("fetched %d entries, want %d: %v", got, tc.want, d.urls())
 			}
 		})
+	}
+}
+
+// ScopeSeeds fetches the seeds and the redirects they lead to on their
+// hosts, and follows no link.
+func TestScopeSeeds(t *testing.T) {
+	for _, tc := range []struct {
+		seed string
+		want int
+	}{
+		{"http://a.test/p/0", 1},
+		{"http://a.test/r/2", 4}, // r/2, r/1, r/0, p/0
+	} {
+		f := openTest(t, Options{Admission: AdmissionOptions{Scope: ScopeSeeds}})
+		if _, err := f.AddSeeds(context.Background(), []string{tc.seed}); err != nil {
+			t.Fatal(err)
+		}
+		var d driver
+		if err := d.run(context.Background(), f, 2, chainFetch); err != nil {
+			t.Fatal(err)
+		}
+		if got := len(d.fetched); got != tc.want {
+			t.Errorf("seed %s: fetched %d entries, want %d: %v", tc.seed, got, tc.want, d.urls())
+		}
+		if got := f.Stats().OutOfScope; got != 1 {
+			t.Errorf("seed %s: %d links out of scope, want 1", tc.seed, got)
+		}
 	}
 }
 
@@ -313,12 +339,12 @@ func TestScope(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.scope.String()+tc.allow, func(t *testing.T) {
-			opts := Options{Scope: tc.scope, Domain: domain}
+			opts := Options{Admission: AdmissionOptions{Scope: tc.scope}, Domain: domain}
 			if tc.allow != "" {
-				opts.Allow = []*regexp.Regexp{regexp.MustCompile(tc.allow), regexp.MustCompile(`^http://site\.test/$`)}
+				opts.Admission.Allow = []*regexp.Regexp{regexp.MustCompile(tc.allow), regexp.MustCompile(`^http://site\.test/$`)}
 			}
 			if tc.deny != "" {
-				opts.Deny = []*regexp.Regexp{regexp.MustCompile(tc.deny)}
+				opts.Admission.Deny = []*regexp.Regexp{regexp.MustCompile(tc.deny)}
 			}
 			f := openTest(t, opts)
 			if _, err := f.AddSeeds(context.Background(), []string{"http://site.test/"}); err != nil {
@@ -360,7 +386,7 @@ func TestPoliteness(t *testing.T) {
 	var mu sync.Mutex
 	last := map[string]time.Time{} // host -> end of its last fetch
 	var gaps []string
-	f := openTest(t, Options{Delay: delay, MaxCrawlDelay: 60 * time.Millisecond})
+	f := openTest(t, Options{Politeness: PolitenessOptions{Delay: delay, MaxCrawlDelay: 60 * time.Millisecond}})
 	if _, err := f.AddSeeds(context.Background(), []string{"http://a.test/p/0", "http://b.test/p/0", "http://slow.test/p/0"}); err != nil {
 		t.Fatal(err)
 	}
@@ -497,7 +523,7 @@ func TestResumeAfterCrash(t *testing.T) {
 					return nil
 				}, nil
 			}
-			opts := Options{Deny: []*regexp.Regexp{regexp.MustCompile(`/private/`)}, HostWindow: 5}
+			opts := Options{Admission: AdmissionOptions{Deny: []*regexp.Regexp{regexp.MustCompile(`/private/`)}}, HostWindow: 5}
 			opts.Store, opts.Seen = store, seen
 			f := openTest(t, opts)
 			seeds := []string{site.page("a.test", 0), site.page("b.test", 0), site.page("c.test", 0)}
@@ -786,7 +812,7 @@ func TestMaxPages(t *testing.T) {
 }
 
 func TestNextHonoursContext(t *testing.T) {
-	f := openTest(t, Options{Delay: time.Hour})
+	f := openTest(t, Options{Politeness: PolitenessOptions{Delay: time.Hour}})
 	if _, err := f.AddSeeds(context.Background(), []string{"http://a.test/1", "http://a.test/2"}); err != nil {
 		t.Fatal(err)
 	}
@@ -865,17 +891,21 @@ func TestOptionsValidate(t *testing.T) {
 		{"no store", func(o *Options) { o.Store = nil }, false},
 		{"no seen", func(o *Options) { o.Seen = nil }, false},
 		{"no normalizer", func(o *Options) { o.Normalizer = nil }, false},
-		{"domain scope without Domain", func(o *Options) { o.Scope = ScopeDomain }, false},
-		{"bad scope", func(o *Options) { o.Scope = 7 }, false},
-		{"negative depth means none", func(o *Options) { o.MaxDepth = -1 }, true},
+		{"domain scope without Domain", func(o *Options) { o.Admission.Scope = ScopeDomain }, false},
+		{"bad scope", func(o *Options) { o.Admission.Scope = 7 }, false},
+		{"negative depth: no limit", func(o *Options) { o.Admission.MaxDepth = -1 }, true},
 		{"negative window", func(o *Options) { o.HostWindow = -1 }, false},
 	}
 	for _, tc := range tests {
 		o := base
 		tc.edit(&o)
 		o.EnsureDefaults()
-		if err := o.Validate(); (err == nil) != tc.ok {
+		err := o.Validate()
+		if (err == nil) != tc.ok {
 			t.Errorf("%s: Validate() = %v, want ok=%v", tc.name, err, tc.ok)
+		}
+		if err != nil && !errors.Is(err, ErrInvalidOptions) {
+			t.Errorf("%s: Validate() = %v, does not wrap ErrInvalidOptions", tc.name, err)
 		}
 	}
 }

@@ -121,7 +121,7 @@ func TestHelperQueueMemory(t *testing.T) {
 	}
 	f, err := frontier.Open(context.Background(), frontier.Options{
 		Store: storeAdapter{st}, Seen: seenAdapter{filter}, Normalizer: norm,
-		Scope: frontier.ScopeAny, Delay: -1,
+		Admission: frontier.AdmissionOptions{Scope: frontier.ScopeAny}, Politeness: frontier.PolitenessOptions{Delay: -1},
 	})
 	if err != nil {
 		t.Fatal(err)

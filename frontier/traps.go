@@ -1,7 +1,6 @@
 package frontier
 
 import (
-	"errors"
 	"fmt"
 	"hash/maphash"
 	"strings"
@@ -42,7 +41,7 @@ const (
 const sketchRows = 4
 
 // ErrInvalidLimits is wrapped by the error of Limits.Validate.
-var ErrInvalidLimits = errors.New("frontier: invalid limits")
+var ErrInvalidLimits = fmt.Errorf("%w: limits", ErrInvalidOptions)
 
 // Limits are the frontier's defences against crawler traps: static checks
 // of a URL's shape, and per-run counts of what one host or one prefix has

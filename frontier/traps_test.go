@@ -121,7 +121,7 @@ func TestLimitsValidate(t *testing.T) {
 		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, ErrInvalidLimits)) {
 			t.Errorf("Validate(%+v) = %v, want ok %v", tc.lim, err, tc.ok)
 		}
-		o := Options{Store: newMemStore(), Seen: newExactSeen(), Normalizer: simpleNorm{}, Limits: tc.lim}
+		o := Options{Store: newMemStore(), Seen: newExactSeen(), Normalizer: simpleNorm{}, Admission: AdmissionOptions{Limits: tc.lim}}
 		o.EnsureDefaults()
 		if err := o.Validate(); (err == nil) != tc.ok {
 			t.Errorf("Options.Validate with %+v = %v, want ok %v", tc.lim, err, tc.ok)
@@ -170,15 +170,15 @@ func TestTrapsCut(t *testing.T) {
 		{"deep relative path, default repeats", "/deep/", Options{}, 3, LimitStats{RepeatedSegment: 1}},
 		// 22 + 128k bytes <= 2083: k = 0 ... 16.
 		{"ever-longer URL, default length", "/longer/x", Options{}, 17, LimitStats{TooLong: 1}},
-		{"ever-deeper distinct names, default segments", "/seg/", Options{MaxDepth: 100}, DefaultMaxPathSegments, LimitStats{TooManySegments: 1}},
+		{"ever-deeper distinct names, default segments", "/seg/", Options{Admission: AdmissionOptions{MaxDepth: 100}}, DefaultMaxPathSegments, LimitStats{TooManySegments: 1}},
 		// Small limits make the counting heuristics visible. Seeds are
 		// not counted: the seed and the limit's worth of pages.
-		{"calendar, query variants of one path", "/cal?d=0", Options{MaxDepth: 1000, Limits: Limits{MaxChildren: 25}}, 26, LimitStats{TooManyChildren: 2}},
-		{"session id in the path", "/session/1/page", Options{MaxDepth: 1000, Limits: Limits{MaxChildren: 30}}, 31, LimitStats{TooManyChildren: 1}},
+		{"calendar, query variants of one path", "/cal?d=0", Options{Admission: AdmissionOptions{MaxDepth: 1000, Limits: Limits{MaxChildren: 25}}}, 26, LimitStats{TooManyChildren: 2}},
+		{"session id in the path", "/session/1/page", Options{Admission: AdmissionOptions{MaxDepth: 1000, Limits: Limits{MaxChildren: 30}}}, 31, LimitStats{TooManyChildren: 1}},
 		// 41 pages link to 82 distinct pages; 40 are admitted.
-		{"per-host budget", "/wide/0", Options{MaxDepth: 1000, Limits: Limits{MaxHostURLs: 40}}, 41, LimitStats{HostBudget: 42}},
+		{"per-host budget", "/wide/0", Options{Admission: AdmissionOptions{MaxDepth: 1000, Limits: Limits{MaxHostURLs: 40}}}, 41, LimitStats{HostBudget: 42}},
 		// With the heuristics off, only the depth limit ends the calendar.
-		{"calendar with depth only", "/cal?d=0", Options{MaxDepth: 10, Limits: Limits{MaxChildren: -1}}, 21, LimitStats{}},
+		{"calendar with depth only", "/cal?d=0", Options{Admission: AdmissionOptions{MaxDepth: 10, Limits: Limits{MaxChildren: -1}}}, 21, LimitStats{}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -203,7 +203,7 @@ func TestTrapsCut(t *testing.T) {
 
 // TestTrapsSeedsExempt: a seed is queued whatever its shape.
 func TestTrapsSeedsExempt(t *testing.T) {
-	f := openTest(t, Options{Limits: Limits{MaxURLLength: 10}})
+	f := openTest(t, Options{Admission: AdmissionOptions{Limits: Limits{MaxURLLength: 10}}})
 	n, err := f.AddSeeds(context.Background(), []string{"http://h.test/a/a/a/a/" + strings.Repeat("x", 3000)})
 	if err != nil || n != 1 {
 		t.Fatalf("AddSeeds = %d, %v; want 1 queued", n, err)

@@ -209,3 +209,18 @@ func ReadCrawlLog(r io.Reader, fn func(Entry) error) error {
 		}
 	}
 }
+
+// ReadCrawlLogFile reads the whole crawl log at path into memory.
+func ReadCrawlLogFile(path string) ([]Entry, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("storage: crawl log: %w", err)
+	}
+	defer f.Close()
+	var out []Entry
+	err = ReadCrawlLog(f, func(e Entry) error {
+		out = append(out, e)
+		return nil
+	})
+	return out, err
+}

@@ -14,16 +14,11 @@ import (
 
 func readLog(t *testing.T, path string) []Entry {
 	t.Helper()
-	f, err := os.Open(path)
+	entries, err := ReadCrawlLogFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	var out []Entry
-	if err := ReadCrawlLog(f, func(e Entry) error { out = append(out, e); return nil }); err != nil {
-		t.Fatalf("ReadCrawlLog: %v", err)
-	}
-	return out
+	return entries
 }
 
 func TestCrawlLogRoundTrip(t *testing.T) {

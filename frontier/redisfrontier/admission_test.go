@@ -17,8 +17,8 @@ import (
 func TestFrontierTrapLimits(t *testing.T) {
 	ctx := context.Background()
 	c := testClient(t)
-	f := openTestFrontier(t, c, Options{Delay: -1, Poll: 10 * time.Millisecond,
-		Limits: frontier.Limits{MaxSegmentRepeats: 2, MaxURLLength: 60, MaxHostURLs: 3}})
+	f := openTestFrontier(t, c, Options{Politeness: frontier.PolitenessOptions{Delay: -1}, Poll: 10 * time.Millisecond,
+		Admission: frontier.AdmissionOptions{Limits: frontier.Limits{MaxSegmentRepeats: 2, MaxURLLength: 60, MaxHostURLs: 3}}})
 	// The seed itself has a segment three times: seeds are exempt.
 	seed := "http://trap.test/a/a/a/"
 	if n, err := f.AddSeeds(ctx, []string{seed}); err != nil || n != 1 {

@@ -22,8 +22,13 @@ var (
 	// ErrIncompatible is returned when a worker's seen-set parameters
 	// differ from those stored with the filter in Redis.
 	ErrIncompatible = errors.New("redisfrontier: seen-set parameters differ from those in redis")
-	// ErrConfig is wrapped by every error about a bad Config or Options.
-	ErrConfig = errors.New("redisfrontier: invalid configuration")
+	// ErrInvalidOptions is wrapped by every error about a bad Config,
+	// Options or SeenOptions.
+	ErrInvalidOptions = errors.New("redisfrontier: invalid options")
+	// ErrConfig is the former name of ErrInvalidOptions.
+	//
+	// Deprecated: use ErrInvalidOptions.
+	ErrConfig = ErrInvalidOptions
 )
 
 // Config says how to reach Redis and which keys a crawl owns.
@@ -147,10 +152,11 @@ func (c *Client) Close() error {
 
 // Transient reports whether err is worth retrying: a network failure or a
 // server that is loading, failing over or not yet serving, as opposed to a
-// reply that would come back the same (a script error, a wrong type).
+// reply that would come back the same (a script error, a wrong type, a
+// reply of the wrong shape: ErrCorrupt).
 func Transient(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
-		errors.Is(err, redis.ErrClosed) || errors.Is(err, redis.Nil) {
+		errors.Is(err, redis.ErrClosed) || errors.Is(err, redis.Nil) || errors.Is(err, ErrCorrupt) {
 		return false
 	}
 	var rerr redis.Error

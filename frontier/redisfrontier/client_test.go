@@ -96,6 +96,8 @@ func TestTransient(t *testing.T) {
 		{redisError("ERR wrong number of arguments"), false},
 		{redisError("LCLOST seen-set shard marker missing"), false},
 		{redisError("NOSCRIPT No matching script"), false},
+		// A reply of the wrong shape would come back the same.
+		{fmt.Errorf("%w: next replied 3 elements, want 5", ErrCorrupt), false},
 	}
 	for _, tt := range tests {
 		if got := Transient(tt.err); got != tt.want {

@@ -1,13 +1,11 @@
 package redisfrontier
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/layercrawl/layercrawl/frontier"
 	"github.com/layercrawl/layercrawl/mlbf"
 )
 
@@ -49,41 +48,7 @@ func startCluster(t *testing.T) string {
 			}
 			l.Close()
 		}
-		addr := "127.0.0.1:" + strconv.Itoa(port)
-		addrs = append(addrs, addr)
-		dir := t.TempDir()
-		var logs bytes.Buffer
-		cmd := exec.Command("redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(dir, "nodes.conf"),
-			"--cluster-node-timeout", "5000", "--dir", dir, "--save", "", "--appendonly", "no",
-			"--daemonize", "no", "--logfile", "")
-		cmd.Stdout, cmd.Stderr = &logs, &logs
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			cmd.Process.Signal(os.Interrupt)
-			done := make(chan struct{})
-			go func() { cmd.Wait(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(10 * time.Second):
-				cmd.Process.Kill()
-				<-done
-			}
-			if t.Failed() {
-				t.Logf("redis-server %s:\n%s", addr, logs.String())
-			}
-		})
-		rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
-		deadline := time.Now().Add(10 * time.Second)
-		for rdb.Ping(context.Background()).Err() != nil {
-			if time.Now().After(deadline) {
-				t.Fatalf("cluster node %s did not answer in 10s:\n%s", addr, logs.String())
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		rdb.Close()
+		addrs = append(addrs, startPrivateRedis(t, port, "--cluster-enabled", "yes", "--cluster-node-timeout", "5000").addr())
 	}
 	out, err := exec.Command("redis-cli", append(append([]string{"--cluster", "create"}, addrs...),
 		"--cluster-replicas", "0", "--cluster-yes")...).CombinedOutput()
@@ -225,7 +190,7 @@ func TestCluster(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if workers[i], err = Open(ctx, c, Options{Seen: s, Normalizer: testNormalizer(t), Delay: -1, Poll: 10 * time.Millisecond}); err != nil {
+			if workers[i], err = Open(ctx, c, Options{Seen: s, Normalizer: testNormalizer(t), Politeness: frontier.PolitenessOptions{Delay: -1}, Poll: 10 * time.Millisecond}); err != nil {
 				t.Fatal(err)
 			}
 		}

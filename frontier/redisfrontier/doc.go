@@ -7,9 +7,11 @@
 //
 // [Seen] implements frontier.Seen. The filter is split into N shards (by
 // default 1 on a single server and 16 on a Cluster, more if needed so that
-// no bitmap key exceeds SeenOptions.MaxKeyBytes); a URL goes to the shard its integrity hash
-// selects ([mlbf.Layout.Probes] returns that route), and each shard holds
-// all L+1 layers as bitmap keys sharing one hash tag, so every key one check
+// no bitmap key exceeds SeenOptions.MaxKeyBytes); a URL goes to the shard
+// its integrity hash selects ([mlbf.Layout.Probes] returns that route),
+// and each shard holds
+// all L+1 layers one after the other in one bitmap key, beside its marker
+// and its stored answers under one hash tag, so every key one check
 // touches sits on one Redis Cluster slot. Every layer of a shard is
 // 1/N of the whole layer: the Redis filter holds exactly the bits of N
 // in-memory mlbf.Filter values made with [ShardOptions] (tested bit for
@@ -19,14 +21,19 @@
 //
 // A check-and-insert is one Lua script call per shard (EVALSHA), atomic on
 // the server: of any number of concurrent checks of one new URL, from any
-// number of goroutines and processes, exactly one reports it new.
+// number of goroutines and processes, exactly one reports it new. The
+// probes are computed by the worker, which sends only those it does not
+// know to be set (bits only go from 0 to 1: those it set or saw set
+// itself, and those an earlier URL of the same call sets).
 // [Seen.TestAndAddBatch] checks many URLs in one pipelined round trip, and
 // concurrent [Seen.TestAndAdd] calls are gathered into such batches. The
-// parameters (mlbf.HashID, mode, layers, hashes, shard sizes, batch size)
-// are stored with the filter; a worker configured differently fails to
-// start with [ErrIncompatible]. Every script call carries an id and its
-// answer is kept for SeenOptions.ResultTTL, so a call retried after a lost
-// reply gets its first answer, not its own bits.
+// parameters (the bit layout's version, mlbf.HashID, mode, layers,
+// hashes, shard sizes, batch size) are stored with the filter; a worker
+// configured differently, or one that lays the bits out another way (an
+// older layercrawl), fails to start with [ErrIncompatible]. Every script
+// call carries an id and its answer is kept for SeenOptions.ResultTTL, so
+// a call retried after a lost reply gets its first answer, not its own
+// bits.
 //
 // # Frontier
 //
@@ -64,7 +71,9 @@
 // # Persistence and Redis restarts
 //
 // While Redis is unreachable (or loading, or failing over) every call
-// retries with exponential backoff until its context ends; nothing a
+// retries with exponential backoff until its context ends (a script reply
+// of an unexpected shape is not retried: it is an error wrapping
+// [ErrCorrupt], never read as an empty answer); nothing a
 // worker has not seen acknowledged is lost, because every write is
 // idempotent or guarded by a lease token. Next is idempotent per lease
 // token too: a retry after a lost reply gets the lease the first attempt

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,45 +16,32 @@ import (
 	"github.com/layercrawl/layercrawl/frontier"
 )
 
-// ErrCorrupt is wrapped by the errors about frontier records in Redis that
-// do not decode.
-var ErrCorrupt = errors.New("redisfrontier: corrupt record")
+// ErrCorrupt is wrapped by the errors about records in Redis that do not
+// decode and about script replies of an unexpected shape. It is never
+// transient: retrying would read the same.
+var ErrCorrupt = errors.New("redisfrontier: corrupt record or reply")
 
-// Options configures a Frontier. Seen and Normalizer are required; the
-// scope fields mean what they mean in frontier.Options.
+// Options configures a Frontier. Seen and Normalizer are required. A zero
+// field takes its documented default; a negative limit is off.
 type Options struct {
 	Seen       *Seen
 	Normalizer frontier.Normalizer
 	// Domain returns the registrable domain of a host name; required with
 	// frontier.ScopeDomain.
 	Domain func(host string) (string, error)
-	// Scope of the crawl; default frontier.ScopeHost.
-	Scope frontier.Scope
-	// Allow and Deny filter canonical URLs as in frontier.Options.
-	Allow, Deny []*regexp.Regexp
-	// MaxDepth is the most hops from a seed; default 20, negative for
-	// none (the seeds only), as in frontier.Options.
-	MaxDepth int
-	// MaxRedirects is the most consecutive redirect hops; default 10,
-	// negative for none.
-	MaxRedirects int
-	// Limits are the trap limits of frontier.Options.Limits, applied to
-	// discovered links and redirect targets (not seeds) before the
-	// seen-set; each zero field takes its default, a negative one turns
-	// the check off. The per-host and per-prefix counts behind
-	// MaxHostURLs and MaxChildren are this worker's own: each worker
-	// counts the URLs it queued, so with N workers a host may get up to
-	// N times MaxHostURLs in all.
-	Limits frontier.Limits
+	// Admission are the rules discovered URLs must pass, as in
+	// frontier.Options. The per-host and per-prefix counts behind
+	// Limits.MaxHostURLs and Limits.MaxChildren are this worker's own:
+	// each worker counts the URLs it queued, so with N workers a host may
+	// get up to N times MaxHostURLs in all.
+	Admission frontier.AdmissionOptions
+	// Politeness holds across all workers: Delay is the least time
+	// between two requests to one host by any worker.
+	Politeness frontier.PolitenessOptions
 	// MaxPages stops handing out entries once that many have been handed
 	// out by all workers together (re-queued entries count again); 0
-	// (default) means no limit.
-	MaxPages uint64
-	// Delay is the least time between two requests to one host, across
-	// all workers; default 1s, negative for none.
-	Delay time.Duration
-	// MaxCrawlDelay caps a robots.txt Crawl-delay; default 30s.
-	MaxCrawlDelay time.Duration
+	// (default) and negative: no limit.
+	MaxPages int64
 	// Lease is how long a worker holds a host after Next handed out one
 	// of its entries; when it expires without Done the entry is handed to
 	// another worker. It must exceed the whole fetch timeout. Default 2m.
@@ -71,18 +57,8 @@ type Options struct {
 
 // EnsureDefaults fills in the zero fields with their defaults.
 func (o *Options) EnsureDefaults() {
-	if o.MaxDepth == 0 {
-		o.MaxDepth = frontier.DefaultMaxDepth
-	}
-	if o.MaxRedirects == 0 {
-		o.MaxRedirects = frontier.DefaultMaxRedirects
-	}
-	if o.Delay == 0 {
-		o.Delay = frontier.DefaultDelay
-	}
-	if o.MaxCrawlDelay == 0 {
-		o.MaxCrawlDelay = frontier.DefaultMaxCrawlDelay
-	}
+	o.Admission.EnsureDefaults()
+	o.Politeness.EnsureDefaults()
 	if o.Lease == 0 {
 		o.Lease = 2 * time.Minute
 	}
@@ -92,36 +68,33 @@ func (o *Options) EnsureDefaults() {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	o.Limits.EnsureDefaults()
 }
 
-// Validate reports whether the options can make a Frontier.
+// Validate reports whether the options can make a Frontier. It expects
+// EnsureDefaults to have run.
 func (o *Options) Validate() error {
 	switch {
 	case o.Seen == nil:
-		return fmt.Errorf("%w: Options.Seen is required", ErrConfig)
+		return fmt.Errorf("%w: Options.Seen is required", ErrInvalidOptions)
 	case o.Normalizer == nil:
-		return fmt.Errorf("%w: Options.Normalizer is required", ErrConfig)
-	case o.Scope > frontier.ScopeAny:
-		return fmt.Errorf("%w: invalid scope %d", ErrConfig, o.Scope)
-	case o.Scope == frontier.ScopeDomain && o.Domain == nil:
-		return fmt.Errorf("%w: Options.Domain is required with ScopeDomain", ErrConfig)
-	case o.MaxCrawlDelay < 0, o.Lease <= 0, o.Poll <= 0:
-		return fmt.Errorf("%w: negative crawl-delay cap or non-positive lease or poll", ErrConfig)
+		return fmt.Errorf("%w: Options.Normalizer is required", ErrInvalidOptions)
+	case o.Admission.Scope == frontier.ScopeDomain && o.Domain == nil:
+		return fmt.Errorf("%w: Options.Domain is required with ScopeDomain", ErrInvalidOptions)
+	case o.Lease <= 0, o.Poll <= 0:
+		return fmt.Errorf("%w: non-positive lease %v or poll %v", ErrInvalidOptions, o.Lease, o.Poll)
 	}
-	if err := o.Limits.Validate(); err != nil {
-		return fmt.Errorf("%w: %w", ErrConfig, err)
+	if err := o.Admission.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
-	return nil
+	return o.Politeness.Validate()
 }
 
 // Frontier is the shared crawl frontier of a distributed crawl. See the
 // package documentation.
 type Frontier struct {
-	c     *Client
-	opts  Options
-	delay time.Duration
-	tag   string // hash tag prefix of every frontier key
+	c    *Client
+	opts Options
+	tag  string // hash tag prefix of every frontier key
 
 	// adm holds the scope and runs every check before the seen-set,
 	// counting refusals for this worker.
@@ -190,21 +163,12 @@ func Open(ctx context.Context, c *Client, opts Options) (*Frontier, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	adm, err := frontier.NewAdmission(frontier.AdmissionOptions{
-		Normalizer:   opts.Normalizer,
-		Domain:       opts.Domain,
-		Scope:        opts.Scope,
-		Allow:        opts.Allow,
-		Deny:         opts.Deny,
-		MaxDepth:     opts.MaxDepth,
-		MaxRedirects: opts.MaxRedirects,
-		Limits:       opts.Limits,
-	})
+	adm, err := frontier.NewAdmission(opts.Normalizer, opts.Domain, opts.Admission)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
 	f := &Frontier{
-		c: c, opts: opts, delay: max(opts.Delay, 0),
+		c: c, opts: opts,
 		tag: c.prefix + "f:{" + c.prefix + "f}",
 		adm: adm,
 		out: map[string]lease{},
@@ -493,16 +457,16 @@ func (f *Frontier) commit(ctx context.Context, host, token string, fetched, fail
 		b, _ := json.Marshal(a)
 		args = append(args, strings.ToLower(u.Host), string(b))
 	}
-	var n int64
+	var res any
 	err := f.c.retry(ctx, func(ctx context.Context) error {
 		var err error
-		n, err = doneScript.Run(ctx, f.c.rdb, []string{f.key("ready")}, args...).Int64()
+		res, err = doneScript.Run(ctx, f.c.rdb, []string{f.key("ready")}, args...).Result()
 		return err
 	})
 	if err != nil {
 		return false, fmt.Errorf("redisfrontier: commit: %w", err)
 	}
-	return n == 1, nil
+	return replyFlag("done", res)
 }
 
 func b01(b bool) int {
@@ -524,29 +488,29 @@ func b01(b bool) int {
 func (f *Frontier) Next(ctx context.Context) (frontier.Entry, error) {
 	for {
 		token := f.opts.Seen.NewBatchID()
-		var res []any
+		var res any
 		err := f.c.retry(ctx, func(ctx context.Context) error {
 			var err error
 			res, err = nextScript.Run(ctx, f.c.rdb, []string{f.key("ready")},
-				f.tag, f.nowMS(), f.opts.Lease.Milliseconds(), token, f.opts.MaxPages).Slice()
+				f.tag, f.nowMS(), f.opts.Lease.Milliseconds(), token, max(f.opts.MaxPages, 0)).Result()
 			return err
 		})
 		if err != nil {
 			return frontier.Entry{}, fmt.Errorf("redisfrontier: next: %w", err)
 		}
-		if len(res) == 0 {
-			return frontier.Entry{}, fmt.Errorf("%w: empty reply from next", ErrCorrupt)
+		nr, err := decodeNext(res)
+		if err != nil {
+			return frontier.Entry{}, err
 		}
-		switch res[0] {
+		switch nr.kind {
 		case "ok":
-			host, _ := res[1].(string)
-			e, err := decodeRecord(str(res[2]))
+			e, err := decodeRecord(nr.entry)
 			if err != nil {
 				return frontier.Entry{}, err
 			}
 			f.mu.Lock()
-			f.out[e.URL] = lease{host: host, token: token}
-			stale := f.scopeVer != str(res[3])
+			f.out[e.URL] = lease{host: nr.host, token: token}
+			stale := f.scopeVer != nr.scopeVer
 			f.mu.Unlock()
 			if stale {
 				// Seeds were added since the scope was read (the
@@ -557,43 +521,35 @@ func (f *Frontier) Next(ctx context.Context) (frontier.Entry, error) {
 			}
 			return e, nil
 		case "stage":
-			if err := f.finishStage(ctx, str(res[1]), token, str(res[2])); err != nil {
+			if err := f.finishStage(ctx, nr.host, token, nr.stage); err != nil {
 				return frontier.Entry{}, err
 			}
 			continue
 		case "limit":
-			if n, _ := res[1].(int64); n == 0 {
+			if nr.leased == 0 {
 				return frontier.Entry{}, frontier.ErrPageLimit
 			}
 			if err := sleep(ctx, f.opts.Poll); err != nil {
 				return frontier.Entry{}, err
 			}
 			continue
-		case "wait":
-			nready, _ := res[3].(int64)
-			nleases, _ := res[4].(int64)
-			if nready == 0 && nleases == 0 {
+		default: // "wait"
+			if nr.ready == 0 && nr.leased == 0 {
 				return frontier.Entry{}, frontier.ErrExhausted
 			}
 			wait := f.opts.Poll
 			now := f.nowMS()
-			for _, s := range []string{str(res[1]), str(res[2])} {
-				if t, err := strconv.ParseFloat(s, 64); err == nil {
-					wait = min(wait, time.Duration(int64(t)-now)*time.Millisecond)
-				}
+			if nr.hasReady {
+				wait = min(wait, time.Duration(nr.readyAt-now)*time.Millisecond)
+			}
+			if nr.hasExp {
+				wait = min(wait, time.Duration(nr.expiry-now)*time.Millisecond)
 			}
 			if err := sleep(ctx, max(wait, time.Millisecond)); err != nil {
 				return frontier.Entry{}, err
 			}
-		default:
-			return frontier.Entry{}, fmt.Errorf("%w: reply %v from next", ErrCorrupt, res[0])
 		}
 	}
-}
-
-func str(v any) string {
-	s, _ := v.(string)
-	return s
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
@@ -643,10 +599,7 @@ func (f *Frontier) Done(ctx context.Context, e frontier.Entry, out frontier.Outc
 	}
 	delay := time.Duration(0)
 	if out.Fetched {
-		delay = f.delay
-		if out.CrawlDelay > delay {
-			delay = min(out.CrawlDelay, max(f.opts.MaxCrawlDelay, f.delay))
-		}
+		delay = f.opts.Politeness.HostDelay(out.CrawlDelay)
 	}
 	var cands []record
 	inBatch := map[string]bool{}
@@ -666,16 +619,20 @@ func (f *Frontier) Done(ctx context.Context, e frontier.Entry, out frontier.Outc
 	st := stage{Batch: f.opts.Seen.NewBatchID(), Fetched: out.Fetched, Failed: out.Failed, DelayMS: delay.Milliseconds(), Cands: cands}
 	if len(cands) > 0 {
 		blob, _ := json.Marshal(st)
-		var n int64
+		var res any
 		err := f.c.retry(ctx, func(ctx context.Context) error {
 			var err error
-			n, err = stageScript.Run(ctx, f.c.rdb, []string{f.key("tok")}, f.tag, l.host, l.token, string(blob)).Int64()
+			res, err = stageScript.Run(ctx, f.c.rdb, []string{f.key("tok")}, f.tag, l.host, l.token, string(blob)).Result()
 			return err
 		})
 		if err != nil {
 			return fmt.Errorf("redisfrontier: stage: %w", err)
 		}
-		if n == 0 {
+		staged, err := replyFlag("stage", res)
+		if err != nil {
+			return err
+		}
+		if !staged {
 			return nil // lease lost: the entry is someone else's now
 		}
 	}
@@ -752,9 +709,23 @@ func readStats(ctx context.Context, c *Client, tag string) (Stats, error) {
 		if err != nil {
 			return err
 		}
-		u := func(k string) uint64 { v, _ := strconv.ParseUint(m[k], 10, 64); return v }
+		var bad error
+		u := func(k string) uint64 {
+			s, ok := m[k]
+			if !ok {
+				return 0 // not counted yet
+			}
+			v, err := strconv.ParseUint(s, 10, 64)
+			if err != nil && bad == nil {
+				bad = fmt.Errorf("%w: stats counter %s is %.40q", ErrCorrupt, k, s)
+			}
+			return v
+		}
 		st.Served, st.Done, st.Pages, st.Errors = u("served"), u("done"), u("pages"), u("errors")
 		st.New, st.Dup, st.Requeued, st.Reclaimed = u("new"), u("dup"), u("requeued"), u("reclaimed")
+		if bad != nil {
+			return bad
+		}
 		if st.Leased, err = c.rdb.ZCard(ctx, tag+":leases").Result(); err != nil {
 			return err
 		}

@@ -151,7 +151,7 @@ func TestFrontierCrawlsGraph(t *testing.T) {
 	fetched := func(i int) { mu.Lock(); count[i]++; mu.Unlock() }
 	workers := make([]*Frontier, 3)
 	for i := range workers {
-		workers[i] = openTestFrontier(t, c, Options{Delay: -1})
+		workers[i] = openTestFrontier(t, c, Options{Politeness: frontier.PolitenessOptions{Delay: -1}})
 	}
 	if n, err := workers[0].AddSeeds(ctx, g.seeds()); err != nil || n != 3 {
 		t.Fatalf("AddSeeds = %d, %v; want 3, nil", n, err)
@@ -183,8 +183,8 @@ func TestFrontierPoliteness(t *testing.T) {
 	c := testClient(t)
 	g := graph{n: 60}
 	const delay = 40 * time.Millisecond
-	a := openTestFrontier(t, c, Options{Delay: delay})
-	b := openTestFrontier(t, c, Options{Delay: delay})
+	a := openTestFrontier(t, c, Options{Politeness: frontier.PolitenessOptions{Delay: delay}})
+	b := openTestFrontier(t, c, Options{Politeness: frontier.PolitenessOptions{Delay: delay}})
 	if _, err := a.AddSeeds(ctx, g.seeds()); err != nil {
 		t.Fatal(err)
 	}
@@ -230,8 +230,8 @@ func TestFrontierPoliteness(t *testing.T) {
 func TestFrontierLeaseExpiry(t *testing.T) {
 	ctx := context.Background()
 	c := testClient(t)
-	a := openTestFrontier(t, c, Options{Delay: -1, Lease: 150 * time.Millisecond, Poll: 10 * time.Millisecond})
-	b := openTestFrontier(t, c, Options{Delay: -1, Lease: 150 * time.Millisecond, Poll: 10 * time.Millisecond})
+	a := openTestFrontier(t, c, Options{Politeness: frontier.PolitenessOptions{Delay: -1}, Lease: 150 * time.Millisecond, Poll: 10 * time.Millisecond})
+	b := openTestFrontier(t, c, Options{Politeness: frontier.PolitenessOptions{Delay: -1}, Lease: 150 * time.Millisecond, Poll: 10 * time.Millisecond})
 	g := graph{n: 3}
 	if _, err := a.AddSeeds(ctx, g.seeds()[:1]); err != nil {
 		t.Fatal(err)
@@ -282,7 +282,7 @@ func TestFrontierLeaseExpiry(t *testing.T) {
 func TestFrontierFinishesStagedCompletion(t *testing.T) {
 	ctx := context.Background()
 	c := testClient(t)
-	opts := Options{Delay: -1, Lease: 100 * time.Millisecond, Poll: 10 * time.Millisecond}
+	opts := Options{Politeness: frontier.PolitenessOptions{Delay: -1}, Lease: 100 * time.Millisecond, Poll: 10 * time.Millisecond}
 	a := openTestFrontier(t, c, opts)
 	b := openTestFrontier(t, c, opts)
 	g := graph{n: 7}
@@ -391,7 +391,7 @@ func workerHelper() int {
 	}
 	n, _ := urlnorm.New(urlnorm.Options{})
 	lease, _ := time.ParseDuration(os.Getenv("LCREDIS_LEASE"))
-	f, err := Open(ctx, c, Options{Seen: s, Normalizer: n, Delay: -1, Lease: lease, Poll: 20 * time.Millisecond})
+	f, err := Open(ctx, c, Options{Seen: s, Normalizer: n, Politeness: frontier.PolitenessOptions{Delay: -1}, Lease: lease, Poll: 20 * time.Millisecond})
 	if err != nil {
 		return fail(err)
 	}

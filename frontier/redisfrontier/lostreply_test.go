@@ -77,7 +77,7 @@ func TestNextRetryAfterLostReply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := openTestFrontier(t, c, Options{Delay: -1, Lease: time.Hour, Poll: 10 * time.Millisecond})
+	f := openTestFrontier(t, c, Options{Politeness: frontier.PolitenessOptions{Delay: -1}, Lease: time.Hour, Poll: 10 * time.Millisecond})
 	g := graph{n: 3}
 	if _, err := f.AddSeeds(ctx, g.seeds()); err != nil { // three hosts
 		t.Fatal(err)

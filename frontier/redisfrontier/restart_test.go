@@ -2,87 +2,13 @@ package redisfrontier
 
 import (
 	"context"
-	"net"
-	"os"
-	"os/exec"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/layercrawl/layercrawl/frontier"
 )
-
-// privateRedis runs a redis-server of its own on a free port with the
-// append-only file (fsynced every second; a clean shutdown flushes it), in
-// dir. It skips the test when
-// redis-server is not installed (fails it when CI=true).
-type privateRedis struct {
-	t    *testing.T
-	port int
-	dir  string
-	cmd  *exec.Cmd
-}
-
-func startPrivateRedis(t *testing.T) *privateRedis {
-	t.Helper()
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("redis-server not installed (CI=true: required)")
-		}
-		t.Skip("redis-server not installed")
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	r := &privateRedis{t: t, port: port, dir: t.TempDir()}
-	r.start()
-	t.Cleanup(func() { r.stop() })
-	return r
-}
-
-func (r *privateRedis) addr() string { return "127.0.0.1:" + strconv.Itoa(r.port) }
-
-func (r *privateRedis) start() {
-	r.t.Helper()
-	r.cmd = exec.Command("redis-server", "--port", strconv.Itoa(r.port), "--bind", "127.0.0.1",
-		"--dir", r.dir, "--appendonly", "yes", "--appendfsync", "everysec", "--save", "", "--daemonize", "no",
-		"--logfile", "")
-	r.cmd.Stdout, r.cmd.Stderr = nil, nil
-	if err := r.cmd.Start(); err != nil {
-		r.t.Fatal(err)
-	}
-	rdb := redis.NewClient(&redis.Options{Addr: r.addr(), MaxRetries: -1})
-	defer rdb.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for rdb.Ping(context.Background()).Err() != nil {
-		if time.Now().After(deadline) {
-			r.t.Fatalf("private redis-server on %s did not answer in 10s", r.addr())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// stop shuts the server down (SIGTERM: it flushes the AOF) and waits.
-func (r *privateRedis) stop() {
-	if r.cmd == nil || r.cmd.Process == nil {
-		return
-	}
-	r.cmd.Process.Signal(os.Interrupt)
-	done := make(chan struct{})
-	go func() { r.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		r.cmd.Process.Kill()
-		<-done
-	}
-	r.cmd = nil
-}
 
 // TestCrawlSurvivesRedisRestart: two workers crawl a 900-page graph on a
 // private Redis with AOF persistence, which is shut down mid-crawl and
@@ -93,7 +19,8 @@ func TestCrawlSurvivesRedisRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("restarts a private redis-server: skipped in -short")
 	}
-	r := startPrivateRedis(t)
+	// The append-only file, fsynced every second (a clean shutdown flushes it).
+	r := startPrivateRedis(t, 0, "--appendonly", "yes", "--appendfsync", "everysec")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	start := time.Now()
@@ -119,7 +46,7 @@ func TestCrawlSurvivesRedisRestart(t *testing.T) {
 		// The lease is far longer than a fetch (1ms) and the outage
 		// (700ms plus the restart), so no lease of a live worker may
 		// expire: a lease that does was left behind by a retry.
-		workers[i] = openTestFrontier(t, c, Options{Delay: -1, Poll: 20 * time.Millisecond, Lease: 15 * time.Second})
+		workers[i] = openTestFrontier(t, c, Options{Politeness: frontier.PolitenessOptions{Delay: -1}, Poll: 20 * time.Millisecond, Lease: 15 * time.Second})
 	}
 	if _, err := workers[0].AddSeeds(ctx, g.seeds()); err != nil {
 		t.Fatal(err)

@@ -67,6 +67,8 @@ func (r *SharedRobots) FetchRobots(ctx context.Context, siteURL string) (*fetch.
 		if rb, ok := decodeRobots(v); ok {
 			return rb, nil, nil
 		}
+		// A stored value that does not decode is treated as absent:
+		// the fetch below replaces it.
 	} else if err != redis.Nil && !Transient(err) {
 		return nil, nil, fmt.Errorf("redisfrontier: robots cache: %w", err)
 	}

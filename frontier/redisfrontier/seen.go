@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math/bits"
 	"strconv"
@@ -29,8 +30,9 @@ type SeenOptions struct {
 	// as needed so that no Redis key exceeds MaxKeyBytes. Every script call
 	// covers one shard, so fewer shards mean fewer, larger calls.
 	Shards int
-	// MaxKeyBytes bounds the size of one bitmap key; default 128 MiB (a
-	// Redis string holds at most 512 MiB).
+	// MaxKeyBytes bounds the size of one shard's bitmap key, which holds
+	// all its layers; default 128 MiB (a Redis string holds at most
+	// 512 MiB).
 	MaxKeyBytes uint64
 	// MaxBatch is the most URLs one script call checks, so that no call
 	// blocks Redis for long; default 4096. It is stored with the filter
@@ -68,14 +70,15 @@ func (o *SeenOptions) ensureDefaults() {
 type Seen struct {
 	c        *Client
 	lay      *mlbf.Layout // of one shard
+	base     []uint64     // bit offset of each layer in a shard's bitmap
 	shards   int
 	k        int
 	maxBatch int
-	ttl      int64  // seconds
-	fp       string // parameter fingerprint, stored in every shard marker
-	params   string // human-readable parameters, in the meta key
-	keys     [][]string
-	worker   string // random id naming this process's script calls
+	ttl      int64      // seconds
+	fp       string     // parameter fingerprint, stored in every shard marker
+	params   string     // human-readable parameters, in the meta key
+	keys     [][]string // per shard: marker, "" (the call's result), bitmap
+	worker   string     // random id naming this process's script calls
 	calls    atomic.Uint64
 	// known[shard][layer] holds the bits this worker has seen set in
 	// Redis (read and set atomically); nil with NoLocalBits.
@@ -93,68 +96,105 @@ type seenReq struct {
 	done    chan struct{}
 }
 
+// seenLayout versions how the seen-set's bits sit in Redis; it starts the
+// parameters stored in the meta key, so that workers of another layout
+// refuse the crawl instead of misreading its bits. v1 (before issue 16)
+// kept each layer of a shard in its own key; v2 keeps all layers of a
+// shard in one key, one after the other (see layerOffsets).
+const seenLayout = "v2"
+
 // seenScript checks and inserts a batch of keys of one shard atomically.
 //
-// KEYS: marker, result, layer 0 .. layer L of the shard.
-// ARGV: fingerprint, result TTL (s), m (keys in the call), then for each
-// layer i = 0..L: the number t of probes sent, t bit offsets in key order,
-// and a string of m bytes whose j-th byte is 48 ('0') plus the number of
-// those probes that belong to key j. Probes the worker knows to be set
-// already are not sent (bits only go from 0 to 1).
+// KEYS: marker, result, the shard's bitmap.
+// ARGV: fingerprint, result TTL (s), m (keys in the call), then three
+// strings describing the probes to test-and-set, in key order: two bytes
+// per key (big-endian: how many of the following probes are its own), one
+// byte per probe (the number of digits of its offset), and every probe's
+// bit offset in decimal, concatenated. A key's probes are those the
+// worker does not know to be set already (bits only go from 0 to 1), minus
+// those an earlier key of the same call sends: the call sets them first,
+// so this key would find them set.
 //
-// BITFIELD SET returns each bit's old value, so one call per layer tests
-// and sets all its probes; keys are handled in order, so a key repeated in
-// the batch is present from its second occurrence on, exactly as if the
-// keys had been inserted one by one. The answer (one '0'/'1' per key: '1'
-// when every probe sent for it was set) is kept under the result key for
-// the TTL: a retry of the same call returns it unchanged.
+// Each probe is one BITFIELD SET u1 operation, which returns the bit's old
+// value; the operations go in order, seven per BITFIELD call, so a key
+// repeated in the batch is present from its second occurrence on, exactly
+// as if the keys had been inserted one by one. The answer (one '0'/'1' per
+// key: '1' when every probe sent for it was set) is kept under the result
+// key for the TTL: a retry of the same call returns it unchanged.
 //
-// One argument per probe (its offset): the probes' keys come from the
-// per-layer count string rather than from an index argument per probe.
-// That halves the arguments sent, though it did not measurably change
-// Redis's CPU per URL, which the BITFIELD operations dominate (see
-// BenchmarkBitPrimitives and docs/BENCHMARKS.md).
+// Why seven: a call's first 32 arguments reuse cached Redis objects, the
+// rest cost an allocation and a free each, and 2 + 7*4 = 30. Per probe,
+// this costs Redis about half the CPU of the v1 script, which sent 1,500
+// operations per BITFIELD call and one ARGV entry per offset (callgrind,
+// BenchmarkSeenVsSADD and docs/BENCHMARKS.md, issue 16).
 var seenScript = redis.NewScript(`
-local mark = redis.call('GET', KEYS[1])
+local call = redis.call
+local mark = call('GET', KEYS[1])
 if not mark then return redis.error_reply('LCLOST seen-set shard marker missing') end
 if mark ~= ARGV[1] then return redis.error_reply('LCPARAMS seen-set parameters differ') end
-local prev = redis.call('GET', KEYS[2])
+local prev = call('GET', KEYS[2])
 if prev then return prev end
-local byte = string.byte
+local byte, sub = string.byte, string.sub
+local bits = KEYS[3]
 local m = tonumber(ARGV[3])
-local present = {}
-for u = 1, m do present[u] = 1 end
-local args = {}
-local pos = 4
-for i = 3, #KEYS do
-  local t = tonumber(ARGV[pos])
-  local cnt = ARGV[pos + t + 1]
-  local key, left = 0, 0
-  local done = 0
-  while done < t do
-    local chunk = t - done
-    if chunk > 1500 then chunk = 1500 end
-    local base = pos + done
-    local a = 0
-    for q = 1, chunk do
-      args[a + 1] = 'SET'; args[a + 2] = 'u1'; args[a + 3] = ARGV[base + q]; args[a + 4] = '1'
-      a = a + 4
+local cnt, lens, offs = ARGV[4], ARGV[5], ARGV[6]
+if #cnt ~= 2 * m then return redis.error_reply('LCARGS seen-set call: counts for ' .. (#cnt / 2) .. ' keys, want ' .. m) end
+local n = #lens
+local out = {}
+-- j is the key whose probes come next, left how many of them are left,
+-- ans its answer so far.
+local j, left, ans = 0, 0, '1'
+local function fold(r, c)
+  for i = 1, c do
+    while left == 0 do
+      if j > 0 then out[j] = ans end
+      j = j + 1
+      ans = '1'
+      local hi, lo = byte(cnt, 2 * j - 1, 2 * j)
+      left = hi * 256 + lo
     end
-    local r = redis.call('BITFIELD', KEYS[i], unpack(args, 1, a))
-    for q = 1, chunk do
-      while left == 0 do
-        key = key + 1
-        left = byte(cnt, key) - 48
-      end
-      if r[q] == 0 then present[key] = 0 end
-      left = left - 1
-    end
-    done = done + chunk
+    if r[i] == 0 then ans = '0' end
+    left = left - 1
   end
-  pos = pos + t + 2
 end
-local out = table.concat(present)
-redis.call('SET', KEYS[2], out, 'EX', ARGV[2])
+local pos, q = 1, 1
+while q <= n - 6 do
+  local l1, l2, l3, l4, l5, l6, l7 = byte(lens, q, q + 6)
+  local p1 = pos + l1
+  local p2 = p1 + l2
+  local p3 = p2 + l3
+  local p4 = p3 + l4
+  local p5 = p4 + l5
+  local p6 = p5 + l6
+  local p7 = p6 + l7
+  fold(call('BITFIELD', bits,
+    'SET', 'u1', sub(offs, pos, p1 - 1), '1', 'SET', 'u1', sub(offs, p1, p2 - 1), '1',
+    'SET', 'u1', sub(offs, p2, p3 - 1), '1', 'SET', 'u1', sub(offs, p3, p4 - 1), '1',
+    'SET', 'u1', sub(offs, p4, p5 - 1), '1', 'SET', 'u1', sub(offs, p5, p6 - 1), '1',
+    'SET', 'u1', sub(offs, p6, p7 - 1), '1'), 7)
+  pos = p7
+  q = q + 7
+end
+if q <= n then
+  local a, k = {}, 0
+  while q <= n do
+    local l = byte(lens, q)
+    a[k + 1] = 'SET'; a[k + 2] = 'u1'; a[k + 3] = sub(offs, pos, pos + l - 1); a[k + 4] = '1'
+    k = k + 4
+    pos = pos + l
+    q = q + 1
+  end
+  fold(call('BITFIELD', bits, unpack(a, 1, k)), k / 4)
+end
+if left ~= 0 or pos ~= #offs + 1 then return redis.error_reply('LCARGS seen-set call: probe counts and offsets do not add up') end
+if j > 0 then out[j] = ans end
+for i = j + 1, m do
+  local hi, lo = byte(cnt, 2 * i - 1, 2 * i)
+  if hi + lo ~= 0 then return redis.error_reply('LCARGS seen-set call: probe counts and offsets do not add up') end
+  out[i] = '1'
+end
+out = table.concat(out)
+call('SET', KEYS[2], out, 'EX', ARGV[2])
 return out
 `)
 
@@ -178,27 +218,24 @@ func OpenSeen(ctx context.Context, c *Client, opts SeenOptions) (*Seen, error) {
 		if _, ok := c.rdb.(*redis.ClusterClient); ok {
 			shards = 16
 		}
-		for _, b := range whole.LayerBits() {
-			need := int((b/8 + opts.MaxKeyBytes - 1) / opts.MaxKeyBytes)
-			shards = max(shards, need)
-		}
+		_, total := layerOffsets(whole.LayerBits())
+		shards = max(shards, int((total/8+opts.MaxKeyBytes-1)/opts.MaxKeyBytes))
 	}
 	lay, err := mlbf.NewLayout(ShardOptions(opts.Filter, whole, shards))
 	if err != nil {
 		return nil, fmt.Errorf("redisfrontier: seen-set shard: %w", err)
 	}
-	for i, b := range lay.LayerBits() {
-		if b/8 > opts.MaxKeyBytes {
-			return nil, fmt.Errorf("%w: layer %d needs %d bytes per key with %d shards, over MaxKeyBytes %d",
-				ErrConfig, i, b/8, shards, opts.MaxKeyBytes)
-		}
+	base, total := layerOffsets(lay.LayerBits())
+	if total/8 > opts.MaxKeyBytes {
+		return nil, fmt.Errorf("%w: a shard's bitmap needs %d bytes with %d shards, over MaxKeyBytes %d",
+			ErrConfig, total/8, shards, opts.MaxKeyBytes)
 	}
 	s := &Seen{
-		c: c, lay: lay, shards: shards, k: lay.Hashes(), maxBatch: opts.MaxBatch,
+		c: c, lay: lay, base: base, shards: shards, k: lay.Hashes(), maxBatch: opts.MaxBatch,
 		ttl: int64(opts.ResultTTL / time.Second),
 	}
-	s.params = fmt.Sprintf("v1 hash=%s mode=%v layers=%d hashes=%d shards=%d shardbits=%s batch=%d",
-		mlbf.HashID, lay.Mode(), lay.Layers(), lay.Hashes(), shards, joinU64(lay.LayerBits()), opts.MaxBatch)
+	s.params = fmt.Sprintf("%s hash=%s mode=%v layers=%d hashes=%d shards=%d shardbits=%s batch=%d",
+		seenLayout, mlbf.HashID, lay.Mode(), lay.Layers(), lay.Hashes(), shards, joinU64(lay.LayerBits()), opts.MaxBatch)
 	s.fp = strconv.FormatUint(fnv64(s.params), 16)
 	var id [8]byte
 	if _, err := rand.Read(id[:]); err != nil {
@@ -208,11 +245,7 @@ func OpenSeen(ctx context.Context, c *Client, opts SeenOptions) (*Seen, error) {
 	s.keys = make([][]string, shards)
 	for sh := range s.keys {
 		tag := s.tag(sh)
-		ks := []string{tag + ":m", ""}
-		for i := 0; i <= lay.Layers(); i++ {
-			ks = append(ks, tag+":"+strconv.Itoa(i))
-		}
-		s.keys[sh] = ks
+		s.keys[sh] = []string{tag + ":m", "", tag + ":bits"}
 	}
 	if !opts.NoLocalBits {
 		s.known = make([][][]uint64, shards)
@@ -247,6 +280,19 @@ func ShardOptions(opts mlbf.Options, whole *mlbf.Layout, shards int) mlbf.Option
 	return o
 }
 
+// layerOffsets lays out layers of the given sizes one after the other in
+// one bitmap, each starting on a byte (so that BITCOUNT can count a layer
+// by its byte range; improved-mode layers are whole 512-bit blocks anyway),
+// and returns the offset of each and the bitmap's size in bits.
+func layerOffsets(sizes []uint64) (base []uint64, total uint64) {
+	base = make([]uint64, len(sizes))
+	for i, b := range sizes {
+		base[i] = total
+		total += (b + 7) / 8 * 8
+	}
+	return base, total
+}
+
 func (s *Seen) tag(shard int) string {
 	return s.c.prefix + "seen:{" + s.c.prefix + "s" + strconv.Itoa(shard) + "}"
 }
@@ -269,6 +315,11 @@ func (s *Seen) claim(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("redisfrontier: seen-set meta: %w", err)
 	}
+	if v, _, _ := strings.Cut(stored, " "); v != seenLayout {
+		return fmt.Errorf("%w: the seen-set in redis has bit layout %q, this worker reads and writes layout %s "+
+			"(finish that crawl with the layercrawl that started it, or use another prefix): %q",
+			ErrIncompatible, v, seenLayout, stored)
+	}
 	if stored != s.params {
 		return fmt.Errorf("%w: redis has %q, this worker %q", ErrIncompatible, stored, s.params)
 	}
@@ -287,15 +338,12 @@ func (s *Seen) claim(ctx context.Context) error {
 	// instead, a key over 1 MB would keep up to 1 MB of slack (Redis
 	// over-allocates a growing string), and how much depends on the order
 	// of the writes.
-	sizes := make([]any, 0, len(s.lay.LayerBits()))
-	for _, b := range s.lay.LayerBits() {
-		sizes = append(sizes, b-1)
-	}
+	_, total := layerOffsets(s.lay.LayerBits())
 	// EVAL, not EVALSHA: it runs once per shard when a worker starts, and
 	// needs no script cache on any Cluster node.
 	err = s.pipelineRetry(ctx, func(ctx context.Context, p redis.Pipeliner) {
 		for sh := range s.keys {
-			allocScript.Eval(ctx, p, s.keys[sh][2:], sizes...)
+			allocScript.Eval(ctx, p, s.keys[sh][2:], total-1)
 		}
 	})
 	if err != nil {
@@ -430,14 +478,29 @@ func (s *Seen) testAndAddBatchID(ctx context.Context, id string, keys [][]string
 		return err
 	}
 	for _, cl := range calls {
-		if len(cl.ans) != len(cl.idx) {
-			return fmt.Errorf("redisfrontier: seen-set: script answered %d keys for %d", len(cl.ans), len(cl.idx))
-		}
 		for j, i := range cl.idx {
 			present[i] = cl.ans[j] == '1'
 		}
 	}
 	return nil
+}
+
+// checkAnswers checks a seen-set script reply: one '0' (new) or '1'
+// (present) per key of the call.
+func checkAnswers(v any, keys int) (string, error) {
+	ans, ok := v.(string)
+	if !ok {
+		return "", fmt.Errorf("%w: seen-set script replied %s, want a string", ErrCorrupt, describeReply(v))
+	}
+	if len(ans) != keys {
+		return "", fmt.Errorf("%w: seen-set script answered %d keys for %d", ErrCorrupt, len(ans), keys)
+	}
+	for i := 0; i < len(ans); i++ {
+		if ans[i] != '0' && ans[i] != '1' {
+			return "", fmt.Errorf("%w: seen-set script answered %.40q, want only 0 and 1", ErrCorrupt, ans)
+		}
+	}
+	return ans, nil
 }
 
 // call is one script call: some keys of one shard.
@@ -451,6 +514,14 @@ type call struct {
 	mark  []mlbf.Probe // every probe of the call's keys, for learn
 }
 
+// callArgs collects the probes a call sends, in seenScript's encoding.
+type callArgs struct {
+	cnt  []byte              // two bytes per key: how many probes it sends
+	lens []byte              // digits of each offset
+	offs []byte              // the offsets in decimal, concatenated
+	sent map[uint64]struct{} // offsets already in the call
+}
+
 // prepare hashes the keys and builds the script calls, at most MaxBatch
 // keys each, in key order within each shard. With a batch id the calls are
 // named id-0, id-1, ... in a deterministic order; without, each gets a
@@ -459,32 +530,11 @@ func (s *Seen) prepare(keys [][]string, batch string) []*call {
 	byShard := make(map[int]*call)
 	var calls []*call
 	probes := make([]mlbf.Probe, 0, s.lay.MaxProbes())
-	L := s.lay.Layers()
-	// offs[i] and cnt[i] collect the probes of layer i sent in a call.
-	type shardBuf struct {
-		offs [][]uint64
-		cnt  [][]byte // cnt[i][j]: 48 + probes of key j sent in layer i
-	}
-	bufs := map[*call]*shardBuf{}
+	bufs := map[*call]*callArgs{}
 	nflushed := 0
 	flush := func(cl *call) {
 		b := bufs[cl]
-		n := 3 + 2*(L+1)
-		for _, o := range b.offs {
-			n += len(o)
-		}
-		args := make([]any, 0, n)
-		args = append(args, s.fp, s.ttl, len(cl.idx))
-		for i := range b.offs {
-			args = append(args, len(b.offs[i]))
-			// Pointers into offs, which is final now: boxing a
-			// pointer does not allocate, a uint64 would.
-			for j := range b.offs[i] {
-				args = append(args, &b.offs[i][j])
-			}
-			args = append(args, b.cnt[i])
-		}
-		cl.args = args
+		cl.args = []any{s.fp, s.ttl, len(cl.idx), b.cnt, b.lens, b.offs}
 		var id string
 		if batch == "" {
 			id = s.NewBatchID()
@@ -506,7 +556,6 @@ func (s *Seen) prepare(keys [][]string, batch string) []*call {
 			cl = &call{shard: sh}
 			byShard[sh] = cl
 			calls = append(calls, cl)
-			b := &shardBuf{offs: make([][]uint64, L+1), cnt: make([][]byte, L+1)}
 			// Sized for this call's expected share of the keys, so
 			// that the slices rarely grow (copying) while filling.
 			n := min(s.maxBatch, (len(keys)-i)/s.shards+8)
@@ -514,18 +563,16 @@ func (s *Seen) prepare(keys [][]string, batch string) []*call {
 			if s.known != nil {
 				cl.mark = make([]mlbf.Probe, 0, n*s.lay.MaxProbes())
 			}
-			for l := range b.offs {
-				b.offs[l] = make([]uint64, 0, n*s.k)
-				b.cnt[l] = make([]byte, 0, n)
+			bufs[cl] = &callArgs{
+				cnt:  make([]byte, 0, 2*n),
+				lens: make([]byte, 0, n*s.k*2),
+				offs: make([]byte, 0, n*s.k*2*8),
+				sent: make(map[uint64]struct{}, n*s.k*2),
 			}
-			bufs[cl] = b
 		}
 		b := bufs[cl]
 		cl.idx = append(cl.idx, i)
-		for l := range b.cnt {
-			b.cnt[l] = append(b.cnt[l], '0')
-		}
-		last := len(cl.idx) - 1
+		sent := 0
 		for _, p := range probes {
 			if s.known != nil {
 				cl.mark = append(cl.mark, p)
@@ -533,9 +580,17 @@ func (s *Seen) prepare(keys [][]string, batch string) []*call {
 					continue
 				}
 			}
-			b.offs[p.Layer] = append(b.offs[p.Layer], p.Bit)
-			b.cnt[p.Layer][last]++
+			off := s.base[p.Layer] + p.Bit
+			if _, dup := b.sent[off]; dup {
+				continue
+			}
+			b.sent[off] = struct{}{}
+			n := len(b.offs)
+			b.offs = strconv.AppendUint(b.offs, off, 10)
+			b.lens = append(b.lens, byte(len(b.offs)-n))
+			sent++
 		}
+		b.cnt = append(b.cnt, byte(sent>>8), byte(sent))
 		if len(cl.idx) == s.maxBatch {
 			flush(cl)
 		}
@@ -593,14 +648,17 @@ func (s *Seen) run(ctx context.Context, calls []*call) error {
 				// the call and loads the script for the next ones.
 				cmd = seenScript.Eval(ctx, rdb, cl.keys, cl.args...)
 			}
-			ans, err := cmd.Text()
+			v, err := cmd.Result()
+			if err == nil {
+				cl.ans, err = checkAnswers(v, len(cl.idx))
+			}
 			if err != nil {
 				if first == nil {
 					first = err
 				}
 				continue
 			}
-			cl.ans, cl.done = ans, true
+			cl.done = true
 			s.learn(cl)
 		}
 		return first
@@ -618,6 +676,8 @@ func (s *Seen) wrapErr(err error) error {
 		return fmt.Errorf("%w: seen-set shard marker missing: %w", ErrStateLost, err)
 	case redis.HasErrorPrefix(err, "LCPARAMS"):
 		return fmt.Errorf("%w: %w", ErrIncompatible, err)
+	case errors.Is(err, ErrCorrupt):
+		return err
 	}
 	return fmt.Errorf("redisfrontier: seen-set: %w", err)
 }
@@ -633,8 +693,10 @@ func (s *Seen) Fill(ctx context.Context) ([]float64, error) {
 		cmds = cmds[:0]
 		_, err := s.c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for sh := range s.keys {
-				for i := 0; i <= L; i++ {
-					cmds = append(cmds, p.BitCount(ctx, s.keys[sh][2+i], nil))
+				for i, b := range sizes {
+					// Byte ranges (the default unit, so Redis 6 works too).
+					cmds = append(cmds, p.BitCount(ctx, s.keys[sh][2], &redis.BitCount{
+						Start: int64(s.base[i] / 8), End: int64((s.base[i]+b+7)/8 - 1)}))
 				}
 			}
 			return nil

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -104,25 +105,37 @@ func TestSeenAgreesWithFilter(t *testing.T) {
 			if presentCount == 0 || presentCount == 3000 {
 				t.Fatalf("degenerate run: %d of 3000 present", presentCount)
 			}
+			// Each shard's bitmap holds the layers at s.base; no bit
+			// outside them (padding) is ever set.
+			sizes := lay.LayerBits()
 			for sh := 0; sh < tt.shards; sh++ {
-				for l := 0; l <= lay.Layers(); l++ {
-					b, err := c.rdb.Get(ctx, s.keys[sh][2+l]).Bytes()
-					if err != nil && len(want[sh][l]) > 0 {
-						t.Fatalf("shard %d layer %d: %v", sh, l, err)
-					}
-					n := 0
-					for i, x := range b {
-						for bit := 0; bit < 8; bit++ {
-							if x&(0x80>>bit) != 0 {
-								n++
-								if !want[sh][l][uint64(i*8+bit)] {
-									t.Fatalf("shard %d layer %d: bit %d set in redis, not by any probe", sh, l, i*8+bit)
-								}
-							}
+				b, err := c.rdb.Get(ctx, s.keys[sh][2]).Bytes()
+				if err != nil {
+					t.Fatalf("shard %d: %v", sh, err)
+				}
+				n := make([]int, lay.Layers()+1)
+				for i, x := range b {
+					for bit := 0; bit < 8; bit++ {
+						if x&(0x80>>bit) == 0 {
+							continue
 						}
+						off := uint64(i*8 + bit)
+						l := 0
+						for l < len(sizes) && off >= s.base[l]+sizes[l] {
+							l++
+						}
+						if l == len(sizes) || off < s.base[l] {
+							t.Fatalf("shard %d: bit %d set in redis, outside every layer", sh, off)
+						}
+						if !want[sh][l][off-s.base[l]] {
+							t.Fatalf("shard %d layer %d: bit %d set in redis, not by any probe", sh, l, off-s.base[l])
+						}
+						n[l]++
 					}
-					if n != len(want[sh][l]) {
-						t.Fatalf("shard %d layer %d: redis has %d bits set, probes %d", sh, l, n, len(want[sh][l]))
+				}
+				for l := range n {
+					if n[l] != len(want[sh][l]) {
+						t.Fatalf("shard %d layer %d: redis has %d bits set, probes %d", sh, l, n[l], len(want[sh][l]))
 					}
 				}
 			}
@@ -155,6 +168,26 @@ func TestSeenRefusesOtherParameters(t *testing.T) {
 		if !errors.Is(err, ErrIncompatible) {
 			t.Errorf("%s: OpenSeen error = %v, want ErrIncompatible", tt.name, err)
 		}
+	}
+}
+
+// TestSeenRefusesOldLayout: the keys of a crawl started by a layercrawl
+// that laid the bits out another way (v1: one key per layer) are refused
+// with a message that says so, never read with this layout.
+func TestSeenRefusesOldLayout(t *testing.T) {
+	ctx := context.Background()
+	c := testClient(t)
+	s, err := OpenSeen(ctx, c, SeenOptions{Filter: smallFilter, Shards: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := "v1" + strings.TrimPrefix(s.Params(), seenLayout)
+	if err := c.rdb.Set(ctx, s.metaKey(), old, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = OpenSeen(ctx, c, SeenOptions{Filter: smallFilter, Shards: 2})
+	if !errors.Is(err, ErrIncompatible) || !strings.Contains(err.Error(), `bit layout "v1"`) {
+		t.Fatalf("OpenSeen over a v1 seen-set: error = %v, want ErrIncompatible naming the layout", err)
 	}
 }
 

@@ -1,0 +1,223 @@
+package frontier
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+)
+
+// ErrInvalidOptions is wrapped by every error of an Options, AdmissionOptions,
+// PolitenessOptions or Limits Validate, and of the constructors that call
+// them.
+var ErrInvalidOptions = errors.New("frontier: invalid options")
+
+// Defaults of the crawl limits shared by every frontier built on this
+// package (this one and the Redis frontier), so that the two modes cannot
+// drift apart.
+const (
+	DefaultMaxDepth      = 20               // hops (links and redirects) from a seed
+	DefaultMaxRedirects  = 10               // consecutive redirect hops
+	DefaultDelay         = time.Second      // between two requests to one host
+	DefaultMaxCrawlDelay = 30 * time.Second // cap on robots.txt Crawl-delay
+)
+
+// Scope limits which hosts a crawl follows links to.
+type Scope uint8
+
+const (
+	// ScopeHost follows links to the seeds' host names only.
+	ScopeHost Scope = iota
+	// ScopeDomain follows links within the seeds' registrable domains.
+	ScopeDomain
+	// ScopeAny follows links to any host.
+	ScopeAny
+	// ScopeSeeds follows no links: only the seeds are fetched, with the
+	// redirects they lead to on the seeds' hosts (as ScopeHost would
+	// follow them).
+	ScopeSeeds
+)
+
+// ParseScope parses "host", "domain", "any" or "seeds".
+func ParseScope(s string) (Scope, error) {
+	switch s {
+	case "host":
+		return ScopeHost, nil
+	case "domain":
+		return ScopeDomain, nil
+	case "any":
+		return ScopeAny, nil
+	case "seeds":
+		return ScopeSeeds, nil
+	}
+	return 0, fmt.Errorf("%w: unknown scope %q (want host, domain, any or seeds)", ErrInvalidOptions, s)
+}
+
+func (s Scope) String() string {
+	switch s {
+	case ScopeHost:
+		return "host"
+	case ScopeDomain:
+		return "domain"
+	case ScopeAny:
+		return "any"
+	case ScopeSeeds:
+		return "seeds"
+	}
+	return fmt.Sprintf("Scope(%d)", uint8(s))
+}
+
+// AdmissionOptions are the rules a discovered URL must pass before the
+// seen-set: scope, Allow/Deny, depth, redirect hops and the trap limits.
+// They are defined here once and used by this package's Options, the Redis
+// frontier's and the crawl engine's.
+//
+// Like every limit of layercrawl, a zero field takes its documented default
+// and a negative one turns the limit off.
+type AdmissionOptions struct {
+	// Scope of the crawl; default ScopeHost.
+	Scope Scope
+	// Allow, when not empty, admits only URLs matching one of them; Deny
+	// rejects URLs matching any. Both apply to the canonical URL, seeds
+	// included.
+	Allow, Deny []*regexp.Regexp
+	// MaxDepth is the most hops (links and redirects) from a seed; default
+	// DefaultMaxDepth (20); negative: no limit. To fetch only the seeds,
+	// use ScopeSeeds.
+	MaxDepth int
+	// MaxRedirects is the most consecutive redirect hops; default
+	// DefaultMaxRedirects (10); negative: no limit (MaxDepth still
+	// applies).
+	MaxRedirects int
+	// Limits are the defences against crawler traps (URL length, path
+	// segments, repeated segments, per-host budget, children per prefix);
+	// each zero field takes its default, a negative one is off. See Limits.
+	Limits Limits
+}
+
+// EnsureDefaults fills in the zero fields with their defaults.
+func (o *AdmissionOptions) EnsureDefaults() {
+	if o.MaxDepth == 0 {
+		o.MaxDepth = DefaultMaxDepth
+	}
+	if o.MaxRedirects == 0 {
+		o.MaxRedirects = DefaultMaxRedirects
+	}
+	o.Limits.EnsureDefaults()
+}
+
+// Validate reports whether the options can be used. It expects
+// EnsureDefaults to have run.
+func (o *AdmissionOptions) Validate() error {
+	if o.Scope > ScopeSeeds {
+		return fmt.Errorf("%w: invalid scope %d", ErrInvalidOptions, o.Scope)
+	}
+	for _, re := range append(o.Allow[:len(o.Allow):len(o.Allow)], o.Deny...) {
+		if re == nil {
+			return fmt.Errorf("%w: nil Allow or Deny expression", ErrInvalidOptions)
+		}
+	}
+	return o.Limits.Validate()
+}
+
+// PolitenessOptions say how often one host may be asked for a page. They are
+// defined here once and used by this package's Options, the Redis frontier's
+// and the crawl engine's.
+type PolitenessOptions struct {
+	// Delay is the least time between two requests to one host; default
+	// DefaultDelay (1s); negative: none.
+	Delay time.Duration
+	// MaxCrawlDelay caps a robots.txt Crawl-delay; default
+	// DefaultMaxCrawlDelay (30s); negative: robots.txt Crawl-delay is
+	// ignored.
+	MaxCrawlDelay time.Duration
+}
+
+// EnsureDefaults fills in the zero fields with their defaults.
+func (o *PolitenessOptions) EnsureDefaults() {
+	if o.Delay == 0 {
+		o.Delay = DefaultDelay
+	}
+	if o.MaxCrawlDelay == 0 {
+		o.MaxCrawlDelay = DefaultMaxCrawlDelay
+	}
+}
+
+// Validate reports whether the options can be used; every value is valid.
+func (o *PolitenessOptions) Validate() error { return nil }
+
+// HostDelay returns the wait after a request to a host whose robots.txt
+// asks for crawlDelay (0 if none): the larger of Delay and crawlDelay
+// capped at MaxCrawlDelay, never less than Delay nor negative.
+func (o *PolitenessOptions) HostDelay(crawlDelay time.Duration) time.Duration {
+	delay := max(o.Delay, 0)
+	if o.MaxCrawlDelay >= 0 && crawlDelay > delay {
+		delay = max(min(crawlDelay, o.MaxCrawlDelay), delay)
+	}
+	return delay
+}
+
+// Options configures a Frontier. Store, Seen and Normalizer are required.
+type Options struct {
+	Store      Store
+	Seen       Seen
+	Normalizer Normalizer
+	// Domain returns the registrable domain of a host name; required with
+	// ScopeDomain (urlnorm.RegistrableDomain). When it fails, the host
+	// name itself is used.
+	Domain func(host string) (string, error)
+	// Admission are the rules discovered URLs must pass.
+	Admission AdmissionOptions
+	// Politeness says how often one host may be asked.
+	Politeness PolitenessOptions
+	// MaxPages stops handing out entries once that many have been
+	// fetched, counting those out; 0 (default) and negative: no limit.
+	MaxPages int64
+	// HostWindow is how many entries of one host's queue memory holds;
+	// default 64.
+	HostWindow int
+	// MemoryWindow is how many entries memory holds in all; default
+	// 100,000. Every host with a queue still keeps a small record.
+	MemoryWindow int
+	// Now returns the current time; default time.Now.
+	Now func() time.Time
+}
+
+// EnsureDefaults fills in the zero fields with their defaults.
+func (o *Options) EnsureDefaults() {
+	o.Admission.EnsureDefaults()
+	o.Politeness.EnsureDefaults()
+	if o.HostWindow == 0 {
+		o.HostWindow = 64
+	}
+	if o.MemoryWindow == 0 {
+		o.MemoryWindow = 100_000
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+}
+
+// Validate reports whether the options can make a Frontier. It expects
+// EnsureDefaults to have run.
+func (o *Options) Validate() error {
+	switch {
+	case o.Store == nil:
+		return fmt.Errorf("%w: Store is required", ErrInvalidOptions)
+	case o.Seen == nil:
+		return fmt.Errorf("%w: Seen is required", ErrInvalidOptions)
+	case o.Normalizer == nil:
+		return fmt.Errorf("%w: Normalizer is required", ErrInvalidOptions)
+	case o.Admission.Scope == ScopeDomain && o.Domain == nil:
+		return fmt.Errorf("%w: Domain is required with ScopeDomain", ErrInvalidOptions)
+	case o.HostWindow < 1, o.MemoryWindow < 1:
+		return fmt.Errorf("%w: HostWindow %d and MemoryWindow %d must be positive", ErrInvalidOptions, o.HostWindow, o.MemoryWindow)
+	}
+	if err := o.Admission.Validate(); err != nil {
+		return err
+	}
+	return o.Politeness.Validate()
+}
+
+// pageLimit returns MaxPages as an unsigned limit, 0 for none.
+func pageLimit(n int64) uint64 { return uint64(max(n, 0)) }
