@@ -4,7 +4,7 @@
 # Serves a generated 3-host site (internal/testsite, PAGES pages) from a
 # separate process on loopback (-plain: no host spellings wget cannot
 # resolve to 127.0.0.1), then crawls it with wget -r and with
-# "crawler crawl --delay 0", RUNS times each, alternating, and prints wall
+# "crawler crawl --delay -1", RUNS times each, alternating, and prints wall
 # time, peak RSS and the set of pages each reached.
 #
 # Usage: docs/bench-crawl.sh [PAGES] [RUNS]     (defaults 4400 and 3)
@@ -45,8 +45,8 @@ for run in $(seq "$RUNS"); do
 	/usr/bin/time -f '%e %M %U %S' -o "$work/time.wget" \
 		wget -r -l inf -H -D 127.0.0.1 -nv -e robots=on -P "$work/wget" $roots 2>"$work/wget.log" || true
 	/usr/bin/time -f '%e %M %U %S' -o "$work/time.crawler" \
-		"$work/crawler" crawl --seeds "$work/seeds.txt" --out "$work/crawl" --delay 0 --allow-private \
-		--progress-interval 0 >"$work/crawler.out" 2>"$work/crawler.err"
+		"$work/crawler" crawl --seeds "$work/seeds.txt" --out "$work/crawl" --delay -1 --allow-private \
+		--progress-interval -1 >"$work/crawler.out" 2>"$work/crawler.err"
 	wget_pages "$work/wget.log" >"$work/pages.wget"
 	crawler_pages "$work/crawl" >"$work/pages.crawler"
 	# time(1) prepends "Command exited with non-zero status" when wget

@@ -39,7 +39,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-var leaseIDRE = regexp.MustCompile(`\(lease id ([0-9a-f]+)\)`)
+var leaseIDRE = regexp.MustCompile(`lease_id=([0-9a-f]+)`)
 
 // TestCrawlRedisWorkerKilled is issue #7's end-to-end test: three "crawler
 // crawl --redis" worker processes crawl the generated 5,000-page, 3-host
@@ -76,7 +76,7 @@ func TestCrawlRedisWorkerKilled(t *testing.T) {
 	)
 	// The lease bounds how long the survivors wait for the dead worker's
 	// hosts; it is still far longer than one local fetch under -race.
-	args := []string{"--seeds", seeds, "--out", out, "--delay", "0", "--allow-private",
+	args := []string{"--seeds", seeds, "--out", out, "--delay", "-1", "--allow-private",
 		"--concurrency", fmt.Sprint(concurrency), "--expected-urls", "100000", "--progress-interval", "1s",
 		"--fetch-timeout", "3s", "--redis-lease", "6s",
 		"--redis", "redis://" + statusTestRedis, "--redis-prefix", prefix}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,7 +27,7 @@ func TestCrawlRedisWorkers(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
 	seeds := writeSeeds(t, dir, site.Roots())
-	args := []string{"--seeds", seeds, "--out", out, "--delay", "0", "--allow-private",
+	args := []string{"--seeds", seeds, "--out", out, "--delay", "-1", "--allow-private",
 		"--concurrency", "4", "--expected-urls", "100000", "--progress-interval", "500ms",
 		"--redis", "redis://" + statusTestRedis, "--redis-prefix", prefix}
 
@@ -108,42 +107,6 @@ func TestCrawlRedisFlags(t *testing.T) {
 		if code != tc.code {
 			t.Errorf("crawl %v: exit %d, want %d; stderr:\n%s", tc.args, code, tc.code, stderr)
 		}
-	}
-}
-
-func TestRedisLease(t *testing.T) {
-	for _, tc := range []struct{ fetch, want time.Duration }{
-		{30 * time.Second, 2 * time.Minute},
-		{time.Minute, 2 * time.Minute},
-		{5 * time.Minute, 10 * time.Minute},
-	} {
-		if got := redisLease(tc.fetch); got != tc.want {
-			t.Errorf("redisLease(%v) = %v, want %v", tc.fetch, got, tc.want)
-		}
-	}
-}
-
-func TestRedactRedisURL(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"redis://127.0.0.1:6379", "redis://127.0.0.1:6379"},
-		{"redis://user:secret@host:6379/1", "redis://user:xxxxx@host:6379/1"},
-		{"rediss://:p@ss@host:6380", "rediss://:xxxxx@host:6380"},
-		{"redis://user@host", "redis://user@host"},
-		{"host:6379", "host:6379"},
-	} {
-		if got := redactRedisURL(tc.in); got != tc.want {
-			t.Errorf("redactRedisURL(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}
-
-func TestWorkerName(t *testing.T) {
-	got := workerName()
-	if !strings.HasSuffix(got, fmt.Sprintf("-%d", os.Getpid())) {
-		t.Errorf("workerName() = %q, want it to end in the pid", got)
-	}
-	if strings.ContainsAny(got, "/\\ ") {
-		t.Errorf("workerName() = %q holds characters unsafe in a file name", got)
 	}
 }
 

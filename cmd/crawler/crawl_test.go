@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/layercrawl/layercrawl/crawl"
 	"github.com/layercrawl/layercrawl/internal/testsite"
 	"github.com/layercrawl/layercrawl/storage"
 )
@@ -22,15 +22,7 @@ import (
 // startSite serves a generated site of n pages on three loopback hosts.
 func startSite(t *testing.T, n int) (*testsite.Site, []*testsite.Host) {
 	t.Helper()
-	s := &testsite.Site{Pages: n}
-	hosts := make([]*testsite.Host, testsite.NumHosts)
-	for h := range hosts {
-		hosts[h] = testsite.NewHost(s, h)
-		srv := httptest.NewServer(hosts[h])
-		t.Cleanup(srv.Close)
-		s.Addrs[h] = strings.TrimPrefix(srv.URL, "http://")
-	}
-	return s, hosts
+	return testsite.Start(t, n)
 }
 
 func writeSeeds(t *testing.T, dir string, seeds []string) string {
@@ -52,16 +44,8 @@ func runCrawler(t *testing.T, ctx context.Context, args ...string) (code int, st
 
 func readLog(t *testing.T, path string) []storage.Entry {
 	t.Helper()
-	f, err := os.Open(path)
+	entries, err := storage.ReadCrawlLogFile(path)
 	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var entries []storage.Entry
-	if err := storage.ReadCrawlLog(f, func(e storage.Entry) error {
-		entries = append(entries, e)
-		return nil
-	}); err != nil {
 		t.Fatal(err)
 	}
 	return entries
@@ -144,7 +128,7 @@ func TestCrawlEndToEnd(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	seeds := writeSeeds(t, dir, site.Roots())
 	code, stdout, stderr := runCrawler(t, context.Background(),
-		"--seeds", seeds, "--out", out, "--delay", "0", "--allow-private", "--concurrency", "8",
+		"--seeds", seeds, "--out", out, "--delay", "-1", "--allow-private", "--concurrency", "8",
 		"--expected-urls", "100000", "--progress-interval", "200ms", "--checkpoint-interval", "300ms")
 	if code != 0 {
 		t.Fatalf("crawl exited %d; stderr:\n%s", code, stderr)
@@ -175,7 +159,7 @@ func TestCrawlEndToEnd(t *testing.T) {
 
 	// A second run on the finished state fetches nothing.
 	code, stdout, stderr = runCrawler(t, context.Background(),
-		"--seeds", seeds, "--out", out, "--delay", "0", "--allow-private", "--expected-urls", "100000")
+		"--seeds", seeds, "--out", out, "--delay", "-1", "--allow-private", "--expected-urls", "100000")
 	if code != 0 {
 		t.Fatalf("rerun exited %d; stderr:\n%s", code, stderr)
 	}
@@ -235,7 +219,7 @@ func TestCrawlKill9(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	seeds := writeSeeds(t, dir, site.Roots())
 	const concurrency = 4
-	args := []string{"--seeds", seeds, "--out", out, "--delay", "0", "--allow-private",
+	args := []string{"--seeds", seeds, "--out", out, "--delay", "-1", "--allow-private",
 		"--concurrency", fmt.Sprint(concurrency), "--expected-urls", "100000", "--checkpoint-interval", "100ms"}
 	logPath := filepath.Join(out, "crawl.log.jsonl")
 
@@ -316,7 +300,7 @@ func TestCrawlInterruptAndResume(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
 	seeds := writeSeeds(t, dir, site.Roots())
-	args := []string{"--seeds", seeds, "--out", out, "--delay", "0", "--allow-private", "--concurrency", "4", "--expected-urls", "100000"}
+	args := []string{"--seeds", seeds, "--out", out, "--delay", "-1", "--allow-private", "--concurrency", "4", "--expected-urls", "100000"}
 	logPath := filepath.Join(out, "crawl.log.jsonl")
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
@@ -357,12 +341,12 @@ func TestCrawlCorruptState(t *testing.T) {
 		want    string
 	}{
 		{"snapshot missing", func(t *testing.T, state string) {
-			if err := os.Remove(filepath.Join(state, seenFile)); err != nil {
+			if err := os.Remove(filepath.Join(state, crawl.SnapshotFile)); err != nil {
 				t.Fatal(err)
 			}
 		}, "seen.mlbf is missing"},
 		{"snapshot damaged", func(t *testing.T, state string) {
-			p := filepath.Join(state, seenFile)
+			p := filepath.Join(state, crawl.SnapshotFile)
 			b, err := os.ReadFile(p)
 			if err != nil {
 				t.Fatal(err)
@@ -373,7 +357,7 @@ func TestCrawlCorruptState(t *testing.T) {
 			}
 		}, "corrupt"},
 		{"snapshot foreign", func(t *testing.T, state string) {
-			if err := os.WriteFile(filepath.Join(state, seenFile), []byte("hello"), 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(state, crawl.SnapshotFile), []byte("hello"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}, "corrupt"},
@@ -385,7 +369,7 @@ func TestCrawlCorruptState(t *testing.T) {
 			seeds := writeSeeds(t, dir, site.Roots())
 			// A checkpoint every millisecond: the crawl writes snapshots
 			// (the final one is skipped for so short a journal).
-			args := []string{"--seeds", seeds, "--out", out, "--delay", "0", "--allow-private", "--expected-urls", "10000", "--checkpoint-interval", "1ms"}
+			args := []string{"--seeds", seeds, "--out", out, "--delay", "-1", "--allow-private", "--expected-urls", "10000", "--checkpoint-interval", "1ms"}
 			if code, _, stderr := runCrawler(t, context.Background(), args...); code != 0 {
 				t.Fatalf("first crawl exited %d:\n%s", code, stderr)
 			}
@@ -406,12 +390,13 @@ func TestCrawlFlags(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"--out", dir}, 2, "--seeds is required"},
+		{[]string{"--out", dir}, 2, "no seeds"},
 		{[]string{"--seeds", seeds}, 2, "--out is required"},
+		{[]string{"--out", dir, "ftp://example.com/"}, 2, "unsupported scheme"},
 		{[]string{"--seeds", seeds, "--out", dir, "--scope", "planet"}, 2, "unknown scope"},
 		{[]string{"--seeds", seeds, "--out", dir, "--allow", "("}, 2, "missing closing"},
-		{[]string{"--seeds", seeds, "--out", dir, "--concurrency", "0"}, 2, "--concurrency"},
-		{[]string{"--seeds", seeds, "--out", dir, "--fp-target", "2"}, 2, "--fp-target"},
+		{[]string{"--seeds", seeds, "--out", dir, "--concurrency", "-1"}, 2, "Concurrency -1"},
+		{[]string{"--seeds", seeds, "--out", dir, "--fp-target", "2"}, 2, "FalsePositiveRate 2"},
 		{[]string{"--seeds", filepath.Join(dir, "absent"), "--out", dir}, 1, "no such file"},
 	}
 	for _, tc := range tests {
@@ -430,7 +415,7 @@ func TestCrawlWarnsWhenFilterOverfull(t *testing.T) {
 	dir := t.TempDir()
 	seeds := writeSeeds(t, dir, site.Roots())
 	code, _, stderr := runCrawler(t, context.Background(), "--seeds", seeds, "--out", filepath.Join(dir, "out"),
-		"--delay", "0", "--allow-private", "--expected-urls", "20", "--fp-target", "0.001", "--progress-interval", "5ms")
+		"--delay", "-1", "--allow-private", "--expected-urls", "20", "--fp-target", "0.001", "--progress-interval", "5ms")
 	if code != 0 {
 		t.Fatalf("crawl exited %d:\n%s", code, stderr)
 	}

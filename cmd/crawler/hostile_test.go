@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -15,6 +17,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/layercrawl/layercrawl/crawl"
 	"github.com/layercrawl/layercrawl/fetch"
 	"github.com/layercrawl/layercrawl/internal/hostile"
 	"github.com/layercrawl/layercrawl/storage"
@@ -39,7 +42,7 @@ const (
 func hostileArgs(t *testing.T, site *hostile.Site, dir string) (args []string, out string) {
 	out = filepath.Join(dir, "out")
 	seeds := writeSeeds(t, dir, site.Seeds())
-	return []string{"--seeds", seeds, "--out", out, "--allow-private", "--delay", "0", "--progress-interval", "0"}, out
+	return []string{"--seeds", seeds, "--out", out, "--allow-private", "--delay", "-1", "--progress-interval", "-1"}, out
 }
 
 // TestCrawlHostile crawls the hostile web with default limits in a child
@@ -256,8 +259,8 @@ func TestCrawlLimitFlags(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
 	seeds := writeSeeds(t, dir, []string{site.Main + "/"})
-	code, stdout, stderr := runCrawler(t, context.Background(), "--seeds", seeds, "--out", out, "--allow-private", "--delay", "0",
-		"--expected-urls", "10000", "--progress-interval", "0",
+	code, stdout, stderr := runCrawler(t, context.Background(), "--seeds", seeds, "--out", out, "--allow-private", "--delay", "-1",
+		"--expected-urls", "10000", "--progress-interval", "-1",
 		"--deny", `/(drip|silent|endless|big|bomb)$`, "--deny", "^"+regexp.QuoteMeta(site.SlowRobots),
 		"--max-host-urls", "40", "--max-url-length", "300", "--max-outlinks", "100")
 	if code != 0 {
@@ -284,19 +287,49 @@ func TestCrawlLimitFlags(t *testing.T) {
 	}
 }
 
-func TestCrawlLimitFlagsInvalid(t *testing.T) {
-	dir := t.TempDir()
-	seeds := writeSeeds(t, dir, []string{"http://127.0.0.1:1/"})
-	for _, flag := range []string{"--max-url-length", "--max-path-segments", "--max-segment-repeats", "--max-host-urls", "--max-children"} {
-		code, _, stderr := runCrawler(t, context.Background(), "--seeds", seeds, "--out", dir, flag, "-1")
-		if code != 2 || !strings.Contains(stderr, "must not be negative") {
-			t.Errorf("%s -1: exit %d, stderr %q; want 2 and a usage error", flag, code, stderr)
+// TestCrawlLimitFlagsOff checks the one convention of limits, in flags as
+// in the library: 0 takes the default, a negative value turns a limit
+// off; the fetcher's defences (body size, timeouts) cannot be turned off.
+func TestCrawlLimitFlagsOff(t *testing.T) {
+	for _, tc := range []struct {
+		flag  string
+		field func(o *crawl.Options) int
+	}{
+		{"--max-url-length", func(o *crawl.Options) int { return o.Admission.Limits.MaxURLLength }},
+		{"--max-path-segments", func(o *crawl.Options) int { return o.Admission.Limits.MaxPathSegments }},
+		{"--max-segment-repeats", func(o *crawl.Options) int { return o.Admission.Limits.MaxSegmentRepeats }},
+		{"--max-host-urls", func(o *crawl.Options) int { return o.Admission.Limits.MaxHostURLs }},
+		{"--max-children", func(o *crawl.Options) int { return o.Admission.Limits.MaxChildren }},
+		{"--max-depth", func(o *crawl.Options) int { return o.Admission.MaxDepth }},
+		{"--max-redirects", func(o *crawl.Options) int { return o.Admission.MaxRedirects }},
+		{"--max-outlinks", func(o *crawl.Options) int { return o.Fetch.MaxOutlinks }},
+	} {
+		for _, v := range []string{"-1", "0", "7"} {
+			var c crawlCommand
+			fs := flag.NewFlagSet("crawl", flag.ContinueOnError)
+			crawlFlags(fs, &c)
+			if _, err := parseCrawlArgs(fs, []string{tc.flag, v}); err != nil {
+				t.Fatalf("%s %s: %v", tc.flag, v, err)
+			}
+			c.opts.Dir = t.TempDir()
+			want, _ := strconv.Atoi(v)
+			if got := tc.field(&c.opts); got != want {
+				t.Errorf("%s %s: option %d, want %d", tc.flag, v, got, want)
+			}
+			c.opts.EnsureDefaults()
+			if err := c.opts.Validate(); err != nil {
+				t.Errorf("%s %s: %v", tc.flag, v, err)
+			}
+			if got := tc.field(&c.opts); v == "0" && got == 0 {
+				t.Errorf("%s 0: no default taken", tc.flag)
+			}
 		}
 	}
-	for _, flag := range []string{"--max-outlinks", "--max-body-size"} {
-		code, _, stderr := runCrawler(t, context.Background(), "--seeds", seeds, "--out", dir, flag, "0")
-		if code != 2 || !strings.Contains(stderr, flag) {
-			t.Errorf("%s 0: exit %d, stderr %q; want 2", flag, code, stderr)
+	dir := t.TempDir()
+	for _, args := range [][]string{{"--max-body-size", "-1"}, {"--fetch-timeout", "-1s"}} {
+		code, _, stderr := runCrawler(t, context.Background(), append(append([]string{"--out", dir}, args...), "http://127.0.0.1:1/")...)
+		if code != 2 || !strings.Contains(stderr, "negative") {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and a usage error", args, code, stderr)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/layercrawl/layercrawl/frontier"
 	"github.com/layercrawl/layercrawl/frontier/redisfrontier"
 	"github.com/layercrawl/layercrawl/mlbf"
 	"github.com/layercrawl/layercrawl/urlnorm"
@@ -74,7 +75,7 @@ func TestStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	norm, _ := urlnorm.New(urlnorm.Options{})
-	f, err := redisfrontier.Open(ctx, c, redisfrontier.Options{Seen: seen, Normalizer: norm, Delay: -1})
+	f, err := redisfrontier.Open(ctx, c, redisfrontier.Options{Seen: seen, Normalizer: norm, Politeness: frontier.PolitenessOptions{Delay: -1}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,263 @@
+package crawl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"time"
+
+	"github.com/layercrawl/layercrawl/fetch"
+	"github.com/layercrawl/layercrawl/frontier"
+	"github.com/layercrawl/layercrawl/mlbf"
+	"github.com/layercrawl/layercrawl/storage"
+	"github.com/layercrawl/layercrawl/urlnorm"
+)
+
+// SnapshotFile is the seen-set snapshot's name in Options.StateDir.
+const SnapshotFile = "seen.mlbf"
+
+// finalCheckpointJournal is the journal length (URLs inserted since the
+// last snapshot) beyond which a crawl that ends writes a snapshot: replay
+// costs about a microsecond per URL, a snapshot writes the whole filter.
+const finalCheckpointJournal = 100_000
+
+// openLocal opens the state of a local crawl: the store, the seen-set
+// (loaded from its snapshot when the store records a checkpoint) and the
+// frontier, which replays the journal into the seen-set.
+func (c *Crawler) openLocal() error {
+	o := c.opts
+	c.store = o.Store
+	if c.store == nil {
+		if o.StateDir == "" {
+			return fmt.Errorf("%w: StateDir (or Dir) is required in local mode without Store", ErrInvalidOptions)
+		}
+		// Without SyncWrites a completed page's batch reaches the
+		// operating system before the page counts as done (a kill -9
+		// loses nothing) and the disk at each checkpoint: a disk flush
+		// per batch held every worker in Done and stalled the crawl
+		// (issue #5, docs/BENCHMARKS.md).
+		st, err := storage.Open(o.StateDir, storage.Options{DeferSync: !o.SyncWrites})
+		if err != nil {
+			return fmt.Errorf("crawl: open state: %w", err)
+		}
+		c.closers = append(c.closers, func() error {
+			if err := st.Close(); err != nil {
+				return fmt.Errorf("crawl: close state: %w", err)
+			}
+			return nil
+		})
+		c.store = StoreAdapter{st}
+	}
+	c.seen = o.Seen
+	if c.seen == nil {
+		f, err := mlbf.NewConcurrent(mlbf.Options{ExpectedURLs: o.ExpectedURLs, FalsePositiveRate: o.FalsePositiveRate})
+		if err != nil {
+			return fmt.Errorf("crawl: %w", err)
+		}
+		c.filter = f
+		c.seen = filterSeen{f}
+	}
+	if err := c.loadSnapshot(); err != nil {
+		return err
+	}
+	front, err := frontier.Open(context.Background(), frontier.Options{
+		Store:      c.store,
+		Seen:       c.seen,
+		Normalizer: c.norm,
+		Domain:     urlnorm.RegistrableDomain,
+		Admission:  o.Admission,
+		Politeness: o.Politeness,
+		MaxPages:   o.MaxPages,
+		Now:        o.Now,
+	})
+	if err != nil {
+		return fmt.Errorf("crawl: %w", err)
+	}
+	c.front, c.queue = front, front
+	c.robots = fetch.NewRobotsCache(c.fetcher, fetch.RobotsCacheOptions{OnFetch: c.robotsFetched})
+	if c.resumed {
+		s := front.Stats()
+		o.Logger.Info("crawl resuming", "state", o.StateDir, "queued", s.Queued, "pages_before", s.Pages, "journal", s.Journal)
+	}
+	return nil
+}
+
+// loadSnapshot loads the seen-set from its snapshot when the store records
+// a checkpoint, and notes whether the store holds a crawl to resume. A
+// missing or stale snapshot is an error: the journal it covered is gone.
+func (c *Crawler) loadSnapshot() error {
+	gen, err := frontier.CheckpointGeneration(c.store)
+	if err != nil {
+		return fmt.Errorf("crawl: state %s: %w", c.opts.StateDir, err)
+	}
+	if c.resumed, err = frontier.StateExists(c.store); err != nil {
+		return fmt.Errorf("crawl: state %s: %w", c.opts.StateDir, err)
+	}
+	if gen == 0 {
+		return nil
+	}
+	snap, ok := c.seen.(Snapshotter)
+	if !ok {
+		return fmt.Errorf("%w: %s records seen-set checkpoint %d but Options.Seen cannot load snapshots", ErrCorruptState, c.opts.StateDir, gen)
+	}
+	path := filepath.Join(c.opts.StateDir, SnapshotFile)
+	var fileGen uint64
+	err = storage.ReadFileAtomic(path, func(r io.Reader) error {
+		var err error
+		fileGen, err = ReadSnapshot(r, snap)
+		return err
+	})
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%w: %s records checkpoint %d but %s is missing", ErrCorruptState, c.opts.StateDir, gen, SnapshotFile)
+	case err != nil:
+		return fmt.Errorf("crawl: state %s: %w", c.opts.StateDir, err)
+	case fileGen < gen:
+		return fmt.Errorf("%w: %s: %s holds checkpoint %d, the store records %d", ErrCorruptState, c.opts.StateDir, SnapshotFile, fileGen, gen)
+	}
+	return nil
+}
+
+// checkpoint makes the log and archive durable, then the frontier's
+// state, and snapshots the seen-set: the copy is taken while inserts wait
+// (a memory copy) and written after they resume.
+func (c *Crawler) checkpoint(ctx context.Context) error {
+	// Log lines and WARC records of completed entries reach the disk
+	// before the snapshot that marks their links seen.
+	if err := c.log.Sync(); err != nil {
+		return fmt.Errorf("log: %w", err)
+	}
+	if err := c.archive.Sync(); err != nil {
+		return fmt.Errorf("archive: %w", err)
+	}
+	snap, ok := c.seen.(Snapshotter)
+	if !ok {
+		// Nothing to snapshot: the journal stays whole, and is replayed
+		// into the seen-set on resume. Only the store needs syncing.
+		if s, ok := c.store.(frontier.Syncer); ok {
+			return s.Sync()
+		}
+		return nil
+	}
+	path := filepath.Join(c.opts.StateDir, SnapshotFile)
+	start := c.opts.Now()
+	var captured time.Duration
+	err := c.front.Checkpoint(ctx, func(gen uint64) (func(context.Context) error, error) {
+		copy, err := snap.Snapshot()
+		if err != nil {
+			return nil, err
+		}
+		captured = c.opts.Now().Sub(start)
+		return func(context.Context) error {
+			return storage.WriteFileAtomic(path, func(w io.Writer) error {
+				return WriteSnapshot(w, gen, copy)
+			})
+		}, nil
+	})
+	if err != nil {
+		return err
+	}
+	c.opts.Logger.Debug("checkpoint", "inserts_blocked", captured, "duration", c.opts.Now().Sub(start))
+	return nil
+}
+
+// startCheckpoints runs a checkpoint every CheckpointInterval beside the
+// workers; a failure stops them.
+func (c *Crawler) startCheckpoints(aux *auxTasks, stopWorkers context.CancelCauseFunc) {
+	aux.Go(func() error {
+		// The interval runs from the end of one checkpoint to the start
+		// of the next, so a slow disk cannot make checkpoints back to back.
+		t := time.NewTimer(c.opts.CheckpointInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-aux.stop:
+				return nil
+			case <-t.C:
+				if err := c.checkpoint(context.Background()); err != nil {
+					err = fmt.Errorf("crawl: checkpoint: %w", err)
+					stopWorkers(err)
+					return err
+				}
+				t.Reset(c.opts.CheckpointInterval)
+			}
+		}
+	})
+}
+
+// finalCheckpoint saves the seen-set when the journal a resume would
+// replay is long; otherwise it only makes the log, archive and store
+// durable.
+func (c *Crawler) finalCheckpoint() error {
+	if _, ok := c.seen.(Snapshotter); ok && c.front.Stats().Journal > finalCheckpointJournal {
+		if err := c.checkpoint(context.Background()); err != nil {
+			return fmt.Errorf("crawl: final checkpoint: %w", err)
+		}
+		return nil
+	}
+	err := errors.Join(c.log.Sync(), c.archive.Sync())
+	if s, ok := c.store.(frontier.Syncer); ok {
+		err = errors.Join(err, s.Sync())
+	}
+	if err != nil {
+		return fmt.Errorf("crawl: %w", err)
+	}
+	return nil
+}
+
+// StoreAdapter adapts a storage.Store to frontier.Store (the two Writer
+// types differ) and frontier.Syncer.
+type StoreAdapter struct{ S *storage.Store }
+
+// Get returns the value of key; an absent key's error matches both
+// frontier.ErrNotFound and storage.ErrNotFound.
+func (a StoreAdapter) Get(key []byte) ([]byte, error) {
+	v, err := a.S.Get(key)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %w", frontier.ErrNotFound, err)
+	}
+	return v, err
+}
+
+// Write applies the batch fn builds, atomically.
+func (a StoreAdapter) Write(fn func(frontier.Writer) error) error {
+	return a.S.Write(func(w storage.Writer) error { return fn(w) })
+}
+
+// Ascend calls fn for the keys in [start, end) in order until it returns
+// false.
+func (a StoreAdapter) Ascend(start, end []byte, fn func(key, value []byte) bool) error {
+	return a.S.Ascend(start, end, fn)
+}
+
+// Sync makes every returned Write durable.
+func (a StoreAdapter) Sync() error { return a.S.Sync() }
+
+// filterSeen adapts mlbf.Concurrent to Seen and Snapshotter.
+type filterSeen struct{ f *mlbf.Concurrent }
+
+func (s filterSeen) TestAndAdd(_ context.Context, seg []string) (bool, error) {
+	return s.f.TestAndAdd(seg), nil
+}
+
+// Snapshot copies the filter's bits (MarshalBinary), so that the write
+// that follows does not hold inserts back.
+func (s filterSeen) Snapshot() (io.WriterTo, error) {
+	b, err := s.f.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	return bytesWriterTo(b), nil
+}
+
+func (s filterSeen) ReadFrom(r io.Reader) (int64, error) { return s.f.ReadFrom(r) }
+
+type bytesWriterTo []byte
+
+func (b bytesWriterTo) WriteTo(w io.Writer) (int64, error) {
+	n, err := w.Write(b)
+	return int64(n), err
+}

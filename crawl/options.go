@@ -1,0 +1,257 @@
+package crawl
+
+import (
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/gocolly/colly/v2"
+
+	"github.com/layercrawl/layercrawl/fetch"
+	"github.com/layercrawl/layercrawl/frontier"
+	"github.com/layercrawl/layercrawl/storage"
+	"github.com/layercrawl/layercrawl/urlnorm"
+)
+
+// ErrInvalidOptions is wrapped by every error of Options.Validate, and so of
+// New for bad options.
+var ErrInvalidOptions = errors.New("crawl: invalid options")
+
+// Defaults of Options.
+const (
+	DefaultConcurrency        = 16
+	DefaultExpectedURLs       = 10_000_000
+	DefaultFalsePositiveRate  = 1e-3
+	DefaultCheckpointInterval = 30 * time.Second
+	DefaultStopGrace          = 10 * time.Second
+	DefaultWARCMaxSize        = 1 << 30
+	DefaultRedisLease         = 2 * time.Minute
+)
+
+// Options configures a Crawler. The zero value of every field takes the
+// default its comment documents; a negative limit turns it off. New copies
+// the Options (and the slices in them) it is given.
+type Options struct {
+	// Seeds are the URLs the crawl starts from; their host names (or
+	// registrable domains) make the crawl's scope. On resume they may be
+	// empty: the state remembers the scope and the queue. Seeds already
+	// seen are not queued again.
+	Seeds []string
+
+	// Dir is the output directory: the crawl log (crawl.log.jsonl, or
+	// crawl-WORKER.log.jsonl in Redis mode) and the WARC files (warc/)
+	// go there unless Log and Archive are given. Required unless both
+	// are.
+	Dir string
+	// StateDir holds the local crawl's state: the embedded store (the
+	// queue and the journal of seen-set inserts) and the seen-set
+	// snapshots. A crawl run again with the same StateDir resumes.
+	// Default Dir/state. Not used in Redis mode, nor with Store and a
+	// Seen that is not a Snapshotter.
+	StateDir string
+
+	// Concurrency is the number of fetches in flight; one host never has
+	// more than one. Default DefaultConcurrency (16).
+	Concurrency int
+	// Admission are the rules discovered URLs must pass: scope,
+	// Allow/Deny, depth, redirect hops and trap limits.
+	Admission frontier.AdmissionOptions
+	// Politeness says how often one host may be asked: the delay between
+	// two requests (default 1s) and the cap on robots.txt Crawl-delay.
+	Politeness frontier.PolitenessOptions
+	// MaxPages stops the crawl after this many pages in all its runs (and
+	// all its workers); 0 and negative: no limit.
+	MaxPages int64
+	// Fetch configures the HTTP fetcher: user agent, timeouts, body and
+	// outlink caps, the private-address guard.
+	Fetch fetch.Options
+	// Normalize configures URL normalization (the zero value is the
+	// default normalization).
+	Normalize urlnorm.Options
+
+	// ExpectedURLs is what the default duplicate filter (a multi-layer
+	// Bloom filter) is sized for; default DefaultExpectedURLs (10M). It
+	// is fixed when a crawl starts: a resumed crawl keeps its filter.
+	ExpectedURLs uint64
+	// FalsePositiveRate is the default duplicate filter's target rate at
+	// ExpectedURLs: the share of new URLs wrongly taken for seen and
+	// skipped. Default DefaultFalsePositiveRate (1e-3).
+	FalsePositiveRate float64
+
+	// CheckpointInterval is how often the seen-set is snapshotted and the
+	// journal of its inserts trimmed; default 30s. The interval runs from
+	// the end of one checkpoint to the start of the next.
+	CheckpointInterval time.Duration
+	// SyncWrites flushes the state to disk after every batch of completed
+	// pages, so that after a crash of the machine (not only of the
+	// process) at most Concurrency fetches are repeated. Without it the
+	// state reaches the disk at every checkpoint and at the end; a crash
+	// of the process (kill -9) still repeats at most Concurrency fetches.
+	SyncWrites bool
+	// StopGrace is how long fetches under way may finish once the Run
+	// context ends, so that they are completed rather than repeated on
+	// resume; default DefaultStopGrace (10s); negative: none.
+	StopGrace time.Duration
+
+	// WARC configures the default archive's files: Prefix, MaxFileSize
+	// (default 1 GiB), GzipLevel (default 1, the fastest; records up to
+	// 16 KiB then use deflate's fixed codes) and the warcinfo fields.
+	WARC storage.WARCOptions
+
+	// Redis, when set, runs this process as one worker of a crawl shared
+	// through Redis: the frontier, the seen-set and robots.txt are in
+	// Redis and there is no local state.
+	Redis *RedisOptions
+
+	// Seen replaces the duplicate filter: local mode only. A Seen that
+	// is a Snapshotter is saved at checkpoints and loaded on resume; any
+	// other is replayed from the journal kept in the store, which then
+	// is never trimmed.
+	Seen Seen
+	// Store replaces the embedded store of the local state (local mode
+	// only); a storage.Store under StateDir by default.
+	Store frontier.Store
+	// Log replaces the default crawl log (a storage.CrawlLog under Dir).
+	// The crawl does not close a Log it was given.
+	Log Log
+	// Archive replaces the default WARC writer (a storage.WARCWriter
+	// under Dir/warc). The crawl does not close an Archive it was given.
+	Archive Archive
+
+	// OnPage, when set, is called for every fetch that got a response or
+	// failed, after its exchange is archived and logged and before its
+	// links are queued. It may read the page, record data, and change
+	// Page.Links: links it removes are not followed, links it adds are.
+	// An error stops the crawl, and the page is fetched again on resume.
+	// It is called from many goroutines at once.
+	OnPage func(p *Page) error
+	// Collector, when set, receives every fetched response as if it had
+	// fetched it itself: its OnResponse, OnHTML, OnXML and OnScraped
+	// callbacks run, and the URLs they Visit are followed as the page's
+	// links (through the same scope, limits and duplicate filter). The
+	// crawl owns fetching, robots.txt and duplicate detection, so it sets
+	// the Collector's transport, AllowURLRevisit, IgnoreRobotsTxt, Async
+	// (off), MaxDepth (0: Admission.MaxDepth applies), MaxBodySize (0)
+	// and CacheDir (none). See the package documentation.
+	Collector *colly.Collector
+
+	// Logger receives the crawl's operational messages (start, resume,
+	// checkpoints, warnings); default: discarded. The per-fetch record is
+	// the crawl log, not this.
+	Logger *slog.Logger
+
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// RedisOptions configure the Redis mode of a crawl.
+type RedisOptions struct {
+	// URL is redis://[user:password@]host:port[/db] or rediss:// (TLS).
+	// Required.
+	URL string
+	// Prefix starts every key of the crawl, so that several crawls share
+	// one Redis; default redisfrontier.DefaultPrefix.
+	Prefix string
+	// Cluster connects to a Redis Cluster; further seed nodes come as
+	// addr= query parameters of URL.
+	Cluster bool
+	// Lease is how long a worker holds a host per entry: a dead worker's
+	// entries go to another worker when it expires. It must exceed the
+	// fetch timeout; default the larger of DefaultRedisLease (2m) and
+	// twice Fetch.FetchTimeout.
+	Lease time.Duration
+	// Worker names this process among the crawl's workers, in its log
+	// and WARC file names; default host name and process id.
+	Worker string
+}
+
+// EnsureDefaults fills in the zero fields with their defaults.
+func (o *Options) EnsureDefaults() {
+	if o.StateDir == "" && o.Dir != "" {
+		o.StateDir = o.Dir + "/state"
+	}
+	if o.Concurrency == 0 {
+		o.Concurrency = DefaultConcurrency
+	}
+	o.Admission.EnsureDefaults()
+	o.Politeness.EnsureDefaults()
+	o.Fetch.EnsureDefaults()
+	if o.ExpectedURLs == 0 {
+		o.ExpectedURLs = DefaultExpectedURLs
+	}
+	if o.FalsePositiveRate == 0 {
+		o.FalsePositiveRate = DefaultFalsePositiveRate
+	}
+	if o.CheckpointInterval == 0 {
+		o.CheckpointInterval = DefaultCheckpointInterval
+	}
+	if o.StopGrace == 0 {
+		o.StopGrace = DefaultStopGrace
+	}
+	if o.WARC.MaxFileSize == 0 {
+		o.WARC.MaxFileSize = DefaultWARCMaxSize
+	}
+	if o.WARC.GzipLevel == 0 {
+		o.WARC.GzipLevel = gzip.BestSpeed
+	}
+	if o.Redis != nil {
+		r := *o.Redis
+		if r.Lease == 0 {
+			r.Lease = max(DefaultRedisLease, 2*o.Fetch.FetchTimeout)
+		}
+		if r.Worker == "" {
+			r.Worker = workerName()
+		}
+		o.Redis = &r
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+}
+
+// Validate reports whether the options can make a Crawler. It expects
+// EnsureDefaults to have run.
+func (o *Options) Validate() error {
+	invalid := func(format string, args ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{ErrInvalidOptions}, args...)...)
+	}
+	switch {
+	case o.Dir == "" && (o.Log == nil || o.Archive == nil):
+		return invalid("Dir is required unless both Log and Archive are given")
+	case o.Concurrency < 1:
+		return invalid("Concurrency %d is below 1", o.Concurrency)
+	case !(o.FalsePositiveRate > 0 && o.FalsePositiveRate < 1):
+		return invalid("FalsePositiveRate %g is not in (0, 1)", o.FalsePositiveRate)
+	case o.CheckpointInterval < 0:
+		return invalid("CheckpointInterval %v is negative", o.CheckpointInterval)
+	case o.WARC.MaxFileSize < 0:
+		return invalid("WARC.MaxFileSize %d is negative", o.WARC.MaxFileSize)
+	case o.WARC.GzipLevel < gzip.BestSpeed || o.WARC.GzipLevel > gzip.BestCompression:
+		return invalid("WARC.GzipLevel %d is not 1 to 9", o.WARC.GzipLevel)
+	}
+	if o.Redis != nil {
+		switch r := o.Redis; {
+		case r.URL == "":
+			return invalid("Redis.URL is required")
+		case !validWorkerName(r.Worker):
+			return invalid("Redis.Worker %q: only letters, digits, '-', '_' and '.' go into file names", r.Worker)
+		case o.Seen != nil || o.Store != nil:
+			return invalid("Seen and Store are local-mode options: in Redis mode both are in Redis")
+		case r.Lease <= o.Fetch.FetchTimeout:
+			// An entry whose fetch runs to its timeout must still be
+			// done before the lease ends, or it is fetched twice.
+			return invalid("Redis.Lease %v must exceed Fetch.FetchTimeout %v", r.Lease, o.Fetch.FetchTimeout)
+		}
+	}
+	for _, err := range []error{o.Admission.Validate(), o.Politeness.Validate(), o.Fetch.Validate(), o.Normalize.Validate()} {
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+		}
+	}
+	return nil
+}

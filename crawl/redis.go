@@ -1,0 +1,154 @@
+package crawl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/layercrawl/layercrawl/fetch"
+	"github.com/layercrawl/layercrawl/frontier/redisfrontier"
+	"github.com/layercrawl/layercrawl/mlbf"
+	"github.com/layercrawl/layercrawl/urlnorm"
+)
+
+// redisMode holds the Redis side of a worker, set up by Run.
+type redisMode struct {
+	client *redisfrontier.Client
+	seen   *redisfrontier.Seen
+	front  *redisfrontier.Frontier
+
+	mu     sync.Mutex // protects shared, fill, err and at
+	shared redisfrontier.Stats
+	fill   []float64
+	err    error     // why the last read of the shared counters failed
+	at     time.Time // when they were last read
+}
+
+// startRedis connects to Redis and opens the shared seen-set, frontier and
+// robots.txt cache.
+func (c *Crawler) startRedis(ctx context.Context) error {
+	o := c.opts
+	r := c.redis
+	var err error
+	r.client, err = redisfrontier.Dial(ctx, redisfrontier.Config{URL: o.Redis.URL, Prefix: o.Redis.Prefix, Cluster: o.Redis.Cluster})
+	if err != nil {
+		return fmt.Errorf("crawl: %w", err)
+	}
+	c.closers = append(c.closers, r.client.Close)
+	r.seen, err = redisfrontier.OpenSeen(ctx, r.client, redisfrontier.SeenOptions{
+		Filter: mlbf.Options{ExpectedURLs: o.ExpectedURLs, FalsePositiveRate: o.FalsePositiveRate},
+		// The answers of a dead worker's batch must outlive its lease.
+		ResultTTL: max(time.Hour, 2*o.Redis.Lease),
+	})
+	if err != nil {
+		return fmt.Errorf("crawl: %w", err)
+	}
+	r.front, err = redisfrontier.Open(ctx, r.client, redisfrontier.Options{
+		Seen:       r.seen,
+		Normalizer: c.norm,
+		Domain:     urlnorm.RegistrableDomain,
+		Admission:  o.Admission,
+		Politeness: o.Politeness,
+		MaxPages:   o.MaxPages,
+		Lease:      o.Redis.Lease,
+		Now:        o.Now,
+	})
+	if err != nil {
+		return fmt.Errorf("crawl: %w", err)
+	}
+	c.mu.Lock()
+	c.queue = r.front
+	c.robots = fetch.NewRobotsCache(redisfrontier.NewSharedRobots(r.client, c.fetcher, 0), fetch.RobotsCacheOptions{OnFetch: c.robotsFetched})
+	c.mu.Unlock()
+	o.Logger.Info("crawl worker joined", "worker", o.Redis.Worker, "lease_id", r.seen.Worker(),
+		"redis", RedactURL(o.Redis.URL), "prefix", r.client.Prefix(), "lease", o.Redis.Lease, "seen_set", r.seen.Params())
+	return nil
+}
+
+// redisStatsInterval is how often a worker refreshes its copy of the
+// crawl's shared counters for Stats.
+const redisStatsInterval = time.Second
+
+// startRedisStats refreshes the shared counters beside the workers, so
+// that Stats does no I/O.
+func (c *Crawler) startRedisStats(ctx context.Context, aux *auxTasks) {
+	c.refreshRedisStats(ctx)
+	aux.every(redisStatsInterval, func() { c.refreshRedisStats(ctx) })
+}
+
+// refreshRedisStats reads the shared counters. It is best effort: a slow
+// or absent Redis must not hold the crawl, so it gives up after a second
+// and Stats reports the error.
+func (c *Crawler) refreshRedisStats(ctx context.Context) {
+	r := c.redis
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), redisStatsInterval)
+	defer cancel()
+	s, err := r.front.Stats(ctx)
+	var fill []float64
+	if err == nil {
+		fill, err = r.seen.Fill(ctx)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.err = err
+	if err == nil {
+		r.shared, r.fill, r.at = s, fill, c.opts.Now()
+	}
+}
+
+// finishRedis makes the worker's log and archive durable and reads the
+// shared counters a last time, also when ctx has ended.
+func (c *Crawler) finishRedis(ctx context.Context) error {
+	if err := errors.Join(c.log.Sync(), c.archive.Sync()); err != nil {
+		return fmt.Errorf("crawl: %w", err)
+	}
+	c.refreshRedisStats(ctx)
+	return nil
+}
+
+// workerName returns a name unique to this process among the workers of a
+// crawl: host name and process id, reduced to characters safe in a file
+// name.
+func workerName() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "unknown"
+	}
+	host = strings.Map(func(r rune) rune {
+		if workerRune(r) {
+			return r
+		}
+		return '_'
+	}, host)
+	return fmt.Sprintf("%s-%d", host, os.Getpid())
+}
+
+// workerRune reports whether r may appear in a worker name, which goes
+// into file names.
+func workerRune(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' || r == '_'
+}
+
+// validWorkerName reports whether s is a worker name safe in a file name.
+func validWorkerName(s string) bool {
+	return s != "" && s != "." && s != ".." && !strings.ContainsFunc(s, func(r rune) bool { return !workerRune(r) })
+}
+
+// RedactURL hides the password of a URL's userinfo (a Redis URL, a proxy)
+// for printing.
+func RedactURL(s string) string {
+	i := strings.Index(s, "://")
+	j := strings.LastIndex(s, "@")
+	if i < 0 || j < i {
+		return s
+	}
+	userinfo := s[i+3 : j]
+	if k := strings.IndexByte(userinfo, ':'); k >= 0 {
+		return s[:i+3] + userinfo[:k] + ":xxxxx" + s[j:]
+	}
+	return s
+}

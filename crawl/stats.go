@@ -1,0 +1,146 @@
+package crawl
+
+import (
+	"time"
+
+	"github.com/layercrawl/layercrawl/frontier"
+	"github.com/layercrawl/layercrawl/frontier/redisfrontier"
+)
+
+// Stats is a snapshot of a crawl's counters. Fetch counts and Admission are
+// this process's, in this run; the rest describe the whole crawl.
+type Stats struct {
+	// Started is when Run started; zero before.
+	Started time.Time
+	// Resumed says whether the crawl resumed a saved state (local mode).
+	Resumed bool
+
+	Fetch FetchStats
+
+	// Pages is the number of completed fetches in all runs (and by all
+	// workers); Errors those that failed.
+	Pages, Errors uint64
+	// Queued counts entries waiting (and out), on Hosts hosts; InFlight
+	// the entries out.
+	Queued   int64
+	Hosts    int
+	InFlight int
+	// New and Duplicates count discovered URLs the seen-set took for new
+	// (and queued) and for seen, in this run (all workers in Redis mode).
+	New, Duplicates uint64
+	// CachedLinks counts the duplicates the frontier's link cache caught
+	// before resolving them (local mode).
+	CachedLinks uint64
+	// Admission counts the discovered URLs refused before the seen-set,
+	// by reason (this process, this run).
+	Admission frontier.AdmissionStats
+	// Journal is the number of seen-set inserts a resume would replay;
+	// Checkpoint the last checkpoint's generation (local mode).
+	Journal    int64
+	Checkpoint uint64
+
+	// Filter describes the default duplicate filter; zero when Options.Seen
+	// replaced it.
+	Filter FilterStats
+
+	// Redis holds the shared counters of a Redis-mode crawl as last read
+	// (every second while Run runs, and at its end); nil in local mode.
+	Redis *RedisStats
+}
+
+// FetchStats counts this process's fetch attempts in this run.
+type FetchStats struct {
+	Fetched           uint64 // requests that reached a host
+	Pages             uint64 // attempts handed to the hooks and the frontier (fetched or failed)
+	FetchErrors       uint64 // requests that failed: timeouts, resets, DNS, ...
+	HTTPErrors        uint64 // responses with a 4xx or 5xx status
+	RobotsDisallowed  uint64 // URLs robots.txt disallowed
+	RobotsUnavailable uint64 // URLs refused as their site's robots.txt could not be fetched (RFC 9309: disallow all)
+	TruncatedLength   uint64 // bodies cut at Fetch.MaxBodySize
+	TruncatedTime     uint64 // bodies cut by Fetch.FetchTimeout
+	TruncatedLost     uint64 // bodies cut by the server going away
+	OutlinksCapped    uint64 // pages whose links were cut at Fetch.MaxOutlinks
+	LinksDropped      uint64 // links so cut
+}
+
+// FilterStats describe the duplicate filter.
+type FilterStats struct {
+	Bytes        uint64  // memory of its bits
+	ExpectedURLs uint64  // what it is sized for
+	Target       float64 // its false-positive target at ExpectedURLs
+	// EstimatedURLs and FalsePositiveRate are estimated from the fill of
+	// its bits: the distinct URLs inserted, and the rate at which a new
+	// URL is now wrongly taken for seen.
+	EstimatedURLs     float64
+	FalsePositiveRate float64
+	// Fill is the share of set bits in the layer that carries the target
+	// (the integrity layer).
+	Fill float64
+}
+
+// RedisStats are a Redis-mode crawl's shared counters.
+type RedisStats struct {
+	redisfrontier.Stats
+	// Fill is the share of set bits of each layer of the shared filter.
+	Fill []float64
+	// At is when they were read; Err why the last read failed, if it did.
+	At  time.Time
+	Err error
+}
+
+// Stats returns the crawl's counters. It does no I/O: in Redis mode the
+// shared counters are those last read.
+func (c *Crawler) Stats() Stats {
+	k := &c.counters
+	c.mu.Lock()
+	s := Stats{Started: c.started, Resumed: c.resumed}
+	c.mu.Unlock()
+	s.Fetch = FetchStats{
+		Fetched:           k.fetched.Load(),
+		Pages:             k.pages.Load(),
+		FetchErrors:       k.fetchErrors.Load(),
+		HTTPErrors:        k.httpErrors.Load(),
+		RobotsDisallowed:  k.robotsDenied.Load(),
+		RobotsUnavailable: k.robotsUnavailable.Load(),
+		TruncatedLength:   k.cutLength.Load(),
+		TruncatedTime:     k.cutTime.Load(),
+		TruncatedLost:     k.cutDisconnect.Load(),
+		OutlinksCapped:    k.outlinksCapped.Load(),
+		LinksDropped:      k.linksDropped.Load(),
+	}
+	if c.front != nil {
+		f := c.front.Stats()
+		s.Pages, s.Errors, s.Queued, s.Hosts, s.InFlight = f.Pages, f.Errors, f.Queued, f.Hosts, f.InFlight
+		s.New, s.Duplicates, s.CachedLinks = f.New, f.Duplicates, f.CachedLinks
+		s.Admission = frontier.AdmissionStats{Invalid: f.Invalid, TooDeep: f.TooDeep, TooManyRedirects: f.TooManyRedirects,
+			OutOfScope: f.OutOfScope, Filtered: f.Filtered, Limits: f.Limits}
+		s.Journal, s.Checkpoint = f.Journal, f.Checkpoint
+	}
+	if c.filter != nil {
+		fs := c.filter.Stats()
+		s.Filter = FilterStats{
+			Bytes:             c.filter.TotalBits() / 8,
+			ExpectedURLs:      c.opts.ExpectedURLs,
+			Target:            c.opts.FalsePositiveRate,
+			EstimatedURLs:     fs.EstimatedURLs,
+			FalsePositiveRate: fs.FalsePositiveRate,
+		}
+		if n := len(fs.Layers); n > 0 {
+			s.Filter.Fill = fs.Layers[n-1].FillRatio
+		}
+	}
+	if r := c.redis; r != nil && r.front != nil {
+		s.Admission = r.front.WorkerStats()
+		r.mu.Lock()
+		rs := &RedisStats{Stats: r.shared, Fill: append([]float64(nil), r.fill...), At: r.at, Err: r.err}
+		r.mu.Unlock()
+		s.Redis = rs
+		s.Pages, s.Errors, s.Queued, s.Hosts, s.InFlight = rs.Pages, rs.Errors, rs.Queued, int(rs.Hosts), int(rs.Leased)
+		s.New, s.Duplicates = rs.New, rs.Dup
+		s.Filter = FilterStats{ExpectedURLs: c.opts.ExpectedURLs, Target: c.opts.FalsePositiveRate}
+		if n := len(rs.Fill); n > 0 {
+			s.Filter.Fill = rs.Fill[n-1]
+		}
+	}
+	return s
+}
