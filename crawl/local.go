@@ -243,21 +243,8 @@ func (s filterSeen) TestAndAdd(_ context.Context, seg []string) (bool, error) {
 	return s.f.TestAndAdd(seg), nil
 }
 
-// Snapshot copies the filter's bits (MarshalBinary), so that the write
-// that follows does not hold inserts back.
-func (s filterSeen) Snapshot() (io.WriterTo, error) {
-	b, err := s.f.MarshalBinary()
-	if err != nil {
-		return nil, err
-	}
-	return bytesWriterTo(b), nil
-}
+// Snapshot copies the filter's bits once, in memory, while the checkpoint
+// barrier holds inserts; the write that follows runs beside them.
+func (s filterSeen) Snapshot() (io.WriterTo, error) { return s.f.Snapshot(), nil }
 
 func (s filterSeen) ReadFrom(r io.Reader) (int64, error) { return s.f.ReadFrom(r) }
-
-type bytesWriterTo []byte
-
-func (b bytesWriterTo) WriteTo(w io.Writer) (int64, error) {
-	n, err := w.Write(b)
-	return int64(n), err
-}

@@ -259,6 +259,28 @@ func (f *Concurrent) WriteTo(w io.Writer) (int64, error) {
 	return writeFilter(w, kindFilter, f.c, f.snapshot())
 }
 
+// Snapshot returns a consistent copy of the filter, to be written later
+// with its WriteTo in the format Concurrent.WriteTo writes. Inserts wait
+// only while the bits are copied in memory (one copy, the size of the
+// filter: TotalBits/8 bytes); the write that follows, however slow the
+// disk, runs beside them. A crawl's checkpoint takes the Snapshot under its
+// barrier and writes it afterwards.
+func (f *Concurrent) Snapshot() *Snapshot {
+	return &Snapshot{c: f.c, words: f.snapshot()}
+}
+
+// Snapshot is a copy of a Concurrent filter taken by Concurrent.Snapshot.
+type Snapshot struct {
+	c     *core
+	words []uint64
+}
+
+// WriteTo writes the snapshot in the format of Concurrent.WriteTo: a
+// Concurrent's ReadFrom reads it back. It may be called more than once.
+func (s *Snapshot) WriteTo(w io.Writer) (int64, error) {
+	return writeFilter(w, kindFilter, s.c, s.words)
+}
+
 // ReadFrom replaces f with a filter read from r. It must not run
 // concurrently with other methods of f.
 func (f *Concurrent) ReadFrom(r io.Reader) (int64, error) {

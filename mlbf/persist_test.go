@@ -273,3 +273,72 @@ func FuzzReadFrom(f *testing.F) {
 func crcOf(b []byte) uint32 {
 	return crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli))
 }
+
+// A Snapshot holds the filter as it was when taken: inserts after it are
+// not in what it writes, and what it writes is what WriteTo wrote then.
+func TestSnapshotIsPointInTime(t *testing.T) {
+	c, err := NewConcurrent(Options{ExpectedURLs: 2000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := make([][]string, 2000)
+	for i := range keys {
+		keys[i] = []string{fmt.Sprintf("h%d.example", i%23), "docs", fmt.Sprintf("p%d.html", i)}
+	}
+	for _, k := range keys[:1000] {
+		c.Add(k)
+	}
+	var then bytes.Buffer
+	if _, err := c.WriteTo(&then); err != nil {
+		t.Fatal(err)
+	}
+	snap := c.Snapshot()
+	for _, k := range keys[1000:] {
+		c.Add(k)
+	}
+	var got bytes.Buffer
+	if _, err := snap.WriteTo(&got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), then.Bytes()) {
+		t.Fatal("the snapshot wrote something other than the filter when it was taken")
+	}
+	var back Concurrent
+	if _, err := back.ReadFrom(&got); err != nil {
+		t.Fatal(err)
+	}
+	later := 0
+	for _, k := range keys[1000:] {
+		if back.Test(k) {
+			later++
+		}
+	}
+	if later > 100 {
+		t.Errorf("%d of 1000 keys inserted after the snapshot test present in it", later)
+	}
+	for _, k := range keys[:1000] {
+		if !back.Test(k) {
+			t.Fatalf("%v, inserted before the snapshot, is missing", k)
+		}
+	}
+}
+
+// Taking and writing a snapshot allocates one copy of the filter (plus a
+// bounded write buffer), not two: the checkpoint's memory is the filter
+// and one copy.
+func TestSnapshotCopiesOnce(t *testing.T) {
+	c, err := NewConcurrent(Options{ExpectedURLs: 1_000_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := c.TotalBits() / 8
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if _, err := c.Snapshot().WriteTo(io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > size+size/4+1<<20 {
+		t.Errorf("a snapshot of a %d-byte filter allocated %d bytes; want one copy", size, got)
+	}
+}
