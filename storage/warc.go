@@ -53,7 +53,11 @@ type WARCOptions struct {
 	// gzip.DefaultCompression. At gzip.BestSpeed a record of up to 16 KiB
 	// is written as one deflate block with the fixed Huffman codes: about
 	// a fifth of the CPU of a dynamic table on the small records of a
-	// crawl, for output about 11% larger (docs/BENCHMARKS.md).
+	// crawl, for output about 11% larger (docs/BENCHMARKS.md). At any
+	// level, a response whose payload is compressed by its format (PNG,
+	// JPEG, WebP, fonts, archives, most audio and video) or its
+	// Content-Encoding is written in stored blocks: deflate gains nothing
+	// on it and would cost as much CPU as on text.
 	GzipLevel int
 
 	now func() time.Time // tests; default time.Now
@@ -489,6 +493,15 @@ func (b *recordBuilder) record(typ, id string, date time.Time, fields []warcFiel
 	b.head = h
 
 	const end = "\r\n\r\n"
+	if level != gzip.NoCompression && httpHead != nil && precompressed(httpHead) {
+		// A PNG, a video, a gzip-encoded body: deflate would spend its
+		// CPU to gain nothing. Store it (still one gzip member).
+		level = gzip.NoCompression
+	}
+	if level == gzip.NoCompression {
+		b.out.b = appendStoredGzip(b.out.b, h, httpHead, payload, []byte(end))
+		return nil
+	}
 	if n := len(h) + len(httpHead) + len(payload) + len(end); level == gzip.BestSpeed && n <= fixedGzipMax {
 		p := append(append(append(append(b.plain[:0], h...), httpHead...), payload...), end...)
 		b.plain = p

@@ -96,6 +96,17 @@ func testWARCWarcio(t *testing.T, prefix string, level int) {
 			}
 		}
 	}
+	// A PNG larger than one stored block: written without compression.
+	png := make([]byte, 70_000)
+	for i := range png {
+		png[i] = byte(i * 7 % 251)
+	}
+	ex := testExchanges(0)[0]
+	ex.ResponseHead = ResponseHead("HTTP/1.1", 200, http.Header{"Content-Type": {"image/png"}}, len(png))
+	ex.Body = png
+	if _, err := w.Write(ex); err != nil {
+		t.Fatal(err)
+	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Crawler CPU per page, and crawl time against curl, on real documentation
+# sites served locally (issue #16, section 3).
+#
+# Serves three Debian documentation packages with python3 -m http.server on
+# loopback addresses (install them first: apt-get install python-django-doc
+# nodejs-doc debian-handbook), then alternates, RUNS times:
+#   - crawler crawl of the three sites at once, --delay -1 (one fetch per
+#     host at a time, no pause), the default WARC and log;
+#   - curl fetching the same URLs the crawler fetched: one sequential curl
+#     per host (one process given all of the host's URLs, so it reuses a
+#     connection where the server allows), the three in parallel.
+# It prints each run's wall time and CPU time (user+sys of the process and
+# its children, not of the servers), then the medians, CPU per page and
+# the crawl / curl wall-time ratio.
+#
+# Usage: docs/bench-realsites.sh [RUNS] [CRAWLER_BINARY]
+#   RUNS defaults to 5. CRAWLER_BINARY defaults to a build of this tree;
+#   give an older build to compare. PROTO=HTTP/1.1 serves with keep-alive
+#   (python's default, HTTP/1.0, closes every connection).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNS=${1:-5}
+PROTO=${PROTO:-HTTP/1.0}
+work=$(mktemp -d)
+servers=()
+trap 'kill "${servers[@]}" 2>/dev/null || true; rm -rf "$work"' EXIT
+
+if [ -n "${2:-}" ]; then
+	crawler=$2
+else
+	go build -o "$work/crawler" ./cmd/crawler
+	crawler=$work/crawler
+fi
+sites=(
+	"127.0.0.2 8002 /usr/share/doc/python-django-doc/html"
+	"127.0.0.4 8004 /usr/share/doc/nodejs/api"
+	"127.0.0.5 8005 /usr/share/doc/debian-handbook/html"
+)
+seeds=()
+for s in "${sites[@]}"; do
+	read -r addr port dir <<<"$s"
+	test -d "$dir" || { echo "bench: $dir missing (apt-get install python-django-doc nodejs-doc debian-handbook)" >&2; exit 1; }
+	python3 -m http.server --bind "$addr" -p "$PROTO" -d "$dir" "$port" >/dev/null 2>&1 &
+	servers+=($!)
+	seeds+=("http://$addr:$port/")
+done
+for u in "${seeds[@]}"; do
+	for _ in $(seq 50); do curl -sf -o /dev/null "$u" && break; sleep 0.1; done
+done
+echo "sites: ${seeds[*]} ($PROTO); machine: $(nproc) cores"
+
+# cpu prints a process tree's user+sys seconds from time(1)'s output.
+cpu() { awk '{printf "%.2f", $2 + $3}' "$1"; }
+wall() { awk '{printf "%.2f", $1}' "$1"; }
+
+for run in $(seq "$RUNS"); do
+	load=$(cut -d' ' -f1 /proc/loadavg)
+	rm -rf "$work/crawl"
+	/usr/bin/time -f '%e %U %S %M' -o "$work/time.crawl" \
+		"$crawler" crawl --out "$work/crawl" --delay -1 --allow-private --progress-interval -1 \
+		"${seeds[@]}" >"$work/crawl.out" 2>"$work/crawl.err"
+	# The URLs the crawler fetched (every log line with a status), per host.
+	grep -o '"url":"[^"]*","status":[0-9]*' "$work/crawl/crawl.log.jsonl" |
+		sed 's/^"url":"\([^"]*\)".*/\1/' >"$work/urls"
+	pages=$(wc -l <"$work/urls")
+	for s in "${sites[@]}"; do
+		read -r addr port _ <<<"$s"
+		grep "^http://$addr:$port/" "$work/urls" | sed 's/.*/url = "&"\noutput = "\/dev\/null"/' >"$work/curl.$port"
+	done
+	/usr/bin/time -f '%e %U %S %M' -o "$work/time.curl" bash -c '
+		for f in "$@"; do curl -s -K "$f" & done; wait' _ "$work"/curl.*
+	printf 'run %d (load %s): crawler %6.2fs wall, %6.2fs CPU, %d fetches, %.3f ms CPU/fetch, %4.0f MiB peak | curl %6.2fs wall, %5.2fs CPU | wall ratio %.2f\n' \
+		"$run" "$load" "$(wall "$work/time.crawl")" "$(cpu "$work/time.crawl")" "$pages" \
+		"$(echo "1000 * $(cpu "$work/time.crawl") / $pages" | bc -l)" "$(awk '{print $4/1024}' "$work/time.crawl")" \
+		"$(wall "$work/time.curl")" "$(cpu "$work/time.curl")" \
+		"$(echo "$(wall "$work/time.crawl") / $(wall "$work/time.curl")" | bc -l)" | tee -a "$work/runs"
+done
+median() { sort -n | awk '{a[NR]=$1} END{print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+echo "medians of $RUNS runs: crawler CPU/fetch $(sed 's/.*CPU, [0-9]* fetches, \([0-9.]*\) ms.*/\1/' "$work/runs" | median) ms," \
+	"crawler wall $(sed 's/.*crawler *\([0-9.]*\)s wall.*/\1/' "$work/runs" | median) s," \
+	"curl wall $(sed 's/.*curl *\([0-9.]*\)s wall.*/\1/' "$work/runs" | median) s," \
+	"wall ratio $(sed 's/.*wall ratio \([0-9.]*\)/\1/' "$work/runs" | median)"
