@@ -18,12 +18,6 @@ import (
 	"github.com/layercrawl/layercrawl/storage"
 )
 
-// startSite serves a generated site of n pages on three loopback hosts.
-func startSite(t *testing.T, n int) (*testsite.Site, []*testsite.Host) {
-	t.Helper()
-	return testsite.Start(t, n)
-}
-
 // testOptions returns the options of a fast local crawl of site into dir.
 func testOptions(site *testsite.Site, dir string) Options {
 	o := Options{Seeds: site.Roots(), Dir: dir, Concurrency: 6, ExpectedURLs: 100_000}
@@ -79,7 +73,7 @@ func missingFrom(want, got []string) []string {
 }
 
 func TestCrawlSite(t *testing.T) {
-	site, hosts := startSite(t, 600)
+	site, hosts := testsite.Start(t, 600)
 	want, _ := site.Expected()
 	dir := t.TempDir()
 	c, err := run(t, context.Background(), testOptions(site, dir))
@@ -114,7 +108,7 @@ func TestCrawlSite(t *testing.T) {
 // (followed); its error stops the crawl, and the page it failed on is
 // fetched again on resume.
 func TestOnPage(t *testing.T) {
-	site, _ := startSite(t, 300)
+	site, _ := testsite.Start(t, 300)
 	dir := t.TempDir()
 	o := testOptions(site, dir)
 	o.Seeds = site.Roots()[:1]
@@ -186,7 +180,7 @@ func TestOnPage(t *testing.T) {
 // A colly user's callbacks run on every page, and what they Visit is
 // followed through the frontier.
 func TestCollector(t *testing.T) {
-	site, _ := startSite(t, 300)
+	site, _ := testsite.Start(t, 300)
 	want, _ := site.Expected()
 	dir := t.TempDir()
 	o := testOptions(site, dir)
@@ -233,7 +227,7 @@ func TestCollector(t *testing.T) {
 // With the page's own links vetoed, only what the colly callbacks Visit is
 // followed: the colly user keeps full control of what to crawl.
 func TestCollectorVisitsAreFollowed(t *testing.T) {
-	site, _ := startSite(t, 300)
+	site, _ := testsite.Start(t, 300)
 	dir := t.TempDir()
 	o := testOptions(site, dir)
 	o.Seeds = site.Roots()[:1]
@@ -261,7 +255,7 @@ func TestCollectorVisitsAreFollowed(t *testing.T) {
 
 // Add queues URLs while the crawl runs, and fails outside Run.
 func TestAdd(t *testing.T) {
-	site, _ := startSite(t, 300)
+	site, _ := testsite.Start(t, 300)
 	dir := t.TempDir()
 	o := testOptions(site, dir)
 	o.Seeds = site.Roots()[:1]
@@ -302,7 +296,7 @@ func TestAdd(t *testing.T) {
 // A crawl stopped through its context resumes where it stopped: every
 // page once.
 func TestStopAndResume(t *testing.T) {
-	site, hosts := startSite(t, 900)
+	site, hosts := testsite.Start(t, 900)
 	want, _ := site.Expected()
 	dir := t.TempDir()
 	o := testOptions(site, dir)
@@ -402,7 +396,7 @@ func (s exactSeen) TestAndAdd(_ context.Context, seg []string) (bool, error) {
 // Pluggable sinks and seen-set: the user's Log and Archive get every
 // entry; a Seen without snapshots makes the journal replay on resume.
 func TestPluggableParts(t *testing.T) {
-	site, _ := startSite(t, 300)
+	site, _ := testsite.Start(t, 300)
 	want, _ := site.Expected()
 	dir := t.TempDir()
 	o := testOptions(site, dir)

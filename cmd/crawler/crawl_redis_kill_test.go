@@ -64,7 +64,7 @@ func TestCrawlRedisWorkerKilled(t *testing.T) {
 		t.Skip("distributed crawl with a killed worker skipped in -short mode")
 	}
 	rdb, prefix := statusRedis(t) // skips without Redis unless CI=true; deletes the keys after
-	site, hosts := startSite(t, 5000)
+	site, hosts := testsite.Start(t, 5000)
 	wantFetched, wantDenied := site.Expected()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/layercrawl/layercrawl/internal/testsite"
 	"github.com/layercrawl/layercrawl/storage"
 )
 
@@ -22,7 +23,7 @@ func TestCrawlRedisWorkers(t *testing.T) {
 		t.Skip("three-worker distributed crawl skipped in -short mode")
 	}
 	_, prefix := statusRedis(t) // skips without Redis unless CI=true; deletes the keys after
-	site, hosts := startSite(t, 1500)
+	site, hosts := testsite.Start(t, 1500)
 	wantFetched, wantDenied := site.Expected()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")

@@ -19,12 +19,6 @@ import (
 	"github.com/layercrawl/layercrawl/storage"
 )
 
-// startSite serves a generated site of n pages on three loopback hosts.
-func startSite(t *testing.T, n int) (*testsite.Site, []*testsite.Host) {
-	t.Helper()
-	return testsite.Start(t, n)
-}
-
 func writeSeeds(t *testing.T, dir string, seeds []string) string {
 	t.Helper()
 	p := filepath.Join(dir, "seeds.txt")
@@ -122,7 +116,7 @@ func TestCrawlEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end crawl of 5,000 pages skipped in -short mode")
 	}
-	site, hosts := startSite(t, 5000)
+	site, hosts := testsite.Start(t, 5000)
 	wantFetched, wantDenied := site.Expected()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
@@ -213,7 +207,7 @@ func TestCrawlKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kill -9 test skipped in -short mode")
 	}
-	site, hosts := startSite(t, 2000)
+	site, hosts := testsite.Start(t, 2000)
 	wantFetched, wantDenied := site.Expected()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
@@ -295,7 +289,7 @@ func TestCrawlInterruptAndResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped in -short mode")
 	}
-	site, hosts := startSite(t, 1000)
+	site, hosts := testsite.Start(t, 1000)
 	wantFetched, _ := site.Expected()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
@@ -334,7 +328,7 @@ func TestCrawlInterruptAndResume(t *testing.T) {
 }
 
 func TestCrawlCorruptState(t *testing.T) {
-	site, _ := startSite(t, 300)
+	site, _ := testsite.Start(t, 300)
 	tests := []struct {
 		name    string
 		corrupt func(t *testing.T, state string)
@@ -411,7 +405,7 @@ func TestCrawlFlags(t *testing.T) {
 // the site has: the progress line must say that the false-positive
 // estimate passed the target.
 func TestCrawlWarnsWhenFilterOverfull(t *testing.T) {
-	site, _ := startSite(t, 600)
+	site, _ := testsite.Start(t, 600)
 	dir := t.TempDir()
 	seeds := writeSeeds(t, dir, site.Roots())
 	code, _, stderr := runCrawler(t, context.Background(), "--seeds", seeds, "--out", filepath.Join(dir, "out"),
