@@ -100,11 +100,12 @@ func (s *keySource) each(b *testing.B, fn func(k *keyChunk)) {
 }
 
 // improvedSizes derives improved-mode layer sizes for n keys from the
-// sample's segment counts (deep layers scaled by n/sample, the host layer
-// by the square root, as hosts saturate), then scales them to total bits.
-func improvedSizes(sample [][]string, n int, total uint64, k int) []uint64 {
-	est := EstimateSegments(sample, DefaultLayers)
-	scale := float64(n) / float64(len(sample))
+// segment counts of a sample of sampleLen keys (EstimateSegments; deep
+// layers scaled by n/sampleLen, the host layer by the square root, as
+// hosts saturate), then scales them to total bits.
+func improvedSizes(counts []uint64, sampleLen, n int, total uint64, k int) []uint64 {
+	est := append([]uint64(nil), counts...)
+	scale := float64(n) / float64(sampleLen)
 	for i := range est {
 		f := scale
 		if i == 0 && scale > 1 {
@@ -138,7 +139,7 @@ type impl struct {
 func newImpls(n int, sample [][]string) (impls []impl, total uint64) {
 	base := bloom.NewWithEstimates(uint(n), 0.01)
 	total = uint64(base.Cap())
-	layers := improvedSizes(sample, n, total, DefaultHashes)
+	layers := improvedSizes(EstimateSegments(sample, DefaultLayers), len(sample), n, total, DefaultHashes)
 	bb := bloom.New(uint(total), base.K())
 	cl, _ := NewClassic(total, int(base.K()))
 	pf, _ := New(Options{Mode: Paper, BitsPerLayer: total / (DefaultLayers + 1)})

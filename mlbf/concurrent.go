@@ -56,7 +56,7 @@ func (f *Concurrent) Add(seg []string) {
 func (f *Concurrent) Test(seg []string) bool {
 	var kh keyHash
 	f.c.hash(seg, &kh)
-	return f.c.testAtomic(&kh)
+	return f.c.test(&kh)
 }
 
 // TestAndAdd inserts the key and reports whether it was (probably) present
@@ -104,20 +104,35 @@ const batchChunk = 16
 // sets each key in order under its stripe lock. A key repeated within the
 // batch is reported present from its second occurrence on.
 func (f *Concurrent) TestAndAddBatch(keys [][]string, present []bool) {
+	f.c.testAndAddBatch(keys, present, f)
+}
+
+// testAndAddBatch is the batch form shared by Filter and Concurrent: for
+// each chunk of batchChunk keys it hashes them all, touches all their
+// blocks (independent loads whose cache misses overlap), then tests and
+// sets each in order: with locked's stripe locks and atomic operations if
+// locked is not nil (Concurrent), else with plain ones (Filter). It takes
+// a pointer rather than the single-key function, because a function value
+// would make the keys' hashes escape to the heap (one allocation a call).
+func (c *core) testAndAddBatch(keys [][]string, present []bool, locked *Concurrent) {
 	_ = present[:len(keys)]
 	var khs [batchChunk]keyHash
 	for start := 0; start < len(keys); start += batchChunk {
 		chunk := keys[start:min(start+batchChunk, len(keys))]
 		for i, seg := range chunk {
-			f.c.hash(seg, &khs[i])
+			c.hash(seg, &khs[i])
 		}
 		var sink uint64
 		for i := range chunk {
-			sink += f.c.touch(&khs[i])
+			sink += c.touch(&khs[i])
 		}
 		keepAlive(sink)
 		for i := range chunk {
-			present[start+i] = f.testAndAdd(&khs[i])
+			if locked != nil {
+				present[start+i] = locked.testAndAdd(&khs[i])
+			} else {
+				present[start+i] = c.testAndAdd(&khs[i])
+			}
 		}
 	}
 }
@@ -210,28 +225,6 @@ func (c *core) touch(kh *keyHash) uint64 {
 	return s + atomic.LoadUint64(&w[c.blockWord(c.L, kh.ilo)])
 }
 
-func (c *core) testAtomic(kh *keyHash) bool {
-	if c.mode == Paper {
-		return c.paperTestAndAddAtomic(kh, false)
-	}
-	w := c.words
-	for i := 0; i <= kh.n; i++ {
-		lo, hi := kh.lo[i], kh.hi[i]
-		li := i
-		if i == kh.n {
-			lo, hi, li = kh.ilo, kh.ihi, c.L
-		}
-		base := c.blockWord(li, lo)
-		for j := 0; j < c.k; j++ {
-			b := blockBit(hi, j)
-			if atomic.LoadUint64(&w[base+b>>6])&(1<<(b&63)) == 0 {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 // missingLayers returns the set of the key's layers (bit i for layer i,
 // bit kh.n for the integrity layer; improved mode) that miss at least one
 // probed bit. It loads every layer's probes without a branch on their
@@ -240,15 +233,9 @@ func (c *core) testAtomic(kh *keyHash) bool {
 // Bits are never cleared while inserts run, so a layer found complete here
 // stays complete.
 func (c *core) missingLayers(kh *keyHash) uint32 {
-	w := c.words
 	var set uint32
 	for i := 0; i <= kh.n; i++ {
-		lo, hi := kh.lo[i], kh.hi[i]
-		li := i
-		if i == kh.n {
-			lo, hi, li = kh.ilo, kh.ihi, c.L
-		}
-		blk := w[c.blockWord(li, lo):][:blockWords:blockWords]
+		blk, hi := c.keyBlock(kh, i)
 		var miss uint64
 		for j := 0; j < c.k; j++ {
 			b := blockBit(hi, j)
@@ -270,16 +257,10 @@ func (c *core) missingLayers(kh *keyHash) uint32 {
 // merge the probes falling in one word) is unpredictable; measured at 10M
 // keys its mispredictions cost more than the few extra locked ORs.
 func (c *core) setLayers(kh *keyHash, set uint32) bool {
-	w := c.words
 	var miss uint64
 	for s := set; s != 0; s &= s - 1 {
 		i := bits.TrailingZeros32(s)
-		lo, hi := kh.lo[i], kh.hi[i]
-		li := i
-		if i == kh.n {
-			lo, hi, li = kh.ilo, kh.ihi, c.L
-		}
-		blk := w[c.blockWord(li, lo):][:blockWords:blockWords]
+		blk, hi := c.keyBlock(kh, i)
 		for j := 0; j < c.k; j++ {
 			b := blockBit(hi, j)
 			miss |= ^atomic.LoadUint64(&blk[b>>6]) & (1 << (b & 63))
@@ -290,12 +271,7 @@ func (c *core) setLayers(kh *keyHash, set uint32) bool {
 	}
 	for s := set; s != 0; s &= s - 1 {
 		i := bits.TrailingZeros32(s)
-		lo, hi := kh.lo[i], kh.hi[i]
-		li := i
-		if i == kh.n {
-			lo, hi, li = kh.ilo, kh.ihi, c.L
-		}
-		blk := w[c.blockWord(li, lo):][:blockWords:blockWords]
+		blk, hi := c.keyBlock(kh, i)
 		for j := 0; j < c.k; j++ {
 			b := blockBit(hi, j)
 			atomic.OrUint64(&blk[b>>6], 1<<(b&63))

@@ -2,6 +2,7 @@ package mlbf
 
 import (
 	"fmt"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -21,19 +22,15 @@ type core struct {
 	words  []uint64
 }
 
-func newCore(mode Mode, L, k int, sizes []uint64) *core {
-	c := &core{mode: mode, L: L, k: k, layers: make([]layer, len(sizes))}
-	var off uint64
+// newShape returns a core of the given geometry without its bit array (for
+// a Layout), and the number of words the array needs.
+func newShape(mode Mode, L, k int, sizes []uint64) (c *core, words uint64) {
+	c = &core{mode: mode, L: L, k: k, layers: make([]layer, len(sizes))}
 	for i, b := range sizes {
-		c.layers[i] = layer{off: off, bits: b, blocks: b / blockBits}
-		if mode == Paper {
-			off += (b + 63) / 64
-		} else {
-			off += b / 64
-		}
+		c.layers[i] = layer{off: words, bits: b, blocks: b / blockBits}
+		words += (b + 63) / 64 // improved sizes are whole blocks
 	}
-	c.words = alignedWords(off)
-	return c
+	return c, words
 }
 
 // alignedWords returns n zeroed words starting on a 64-byte boundary, so
@@ -65,23 +62,36 @@ func (c *core) blockWord(i int, lo uint64) uint64 {
 	return l.off + fastrange(lo, l.blocks)*blockWords
 }
 
-// test is Algorithm 2 (paper mode) or the improved query: it returns false at
-// the first missing bit.
+// keyLayer returns the layer (c.L for the integrity layer, used at i ==
+// kh.n) and the hash (its high bits pick the block, its low bits the
+// probes) of the key's i-th used layer, in improved mode.
+func (c *core) keyLayer(kh *keyHash, i int) (li int, h uint64) {
+	if i == kh.n {
+		return c.L, kh.ilo
+	}
+	return i, kh.lo[i]
+}
+
+// keyBlock returns the 512-bit block of the key's i-th used layer (the
+// integrity layer at i == kh.n) and the hash its probes come from.
+func (c *core) keyBlock(kh *keyHash, i int) (blk []uint64, hi uint64) {
+	li, h := c.keyLayer(kh, i)
+	return c.words[c.blockWord(li, h):][:blockWords:blockWords], h
+}
+
+// test is Algorithm 2 (paper mode) or the improved query: it returns false
+// at the first missing bit. Its loads are atomic, so that Concurrent's Test
+// may run beside inserts (on amd64 and arm64 an atomic load is a plain
+// load).
 func (c *core) test(kh *keyHash) bool {
 	if c.mode == Paper {
-		return c.paperTestAndAdd(kh, false)
+		return c.paperTestAndAddAtomic(kh, false)
 	}
-	w := c.words
 	for i := 0; i <= kh.n; i++ {
-		lo, hi := kh.lo[i], kh.hi[i]
-		li := i
-		if i == kh.n {
-			lo, hi, li = kh.ilo, kh.ihi, c.L
-		}
-		base := c.blockWord(li, lo)
+		blk, hi := c.keyBlock(kh, i)
 		for j := 0; j < c.k; j++ {
 			b := blockBit(hi, j)
-			if w[base+b>>6]&(1<<(b&63)) == 0 {
+			if atomic.LoadUint64(&blk[b>>6])&(1<<(b&63)) == 0 {
 				return false
 			}
 		}
@@ -96,15 +106,9 @@ func (c *core) testAndAdd(kh *keyHash) bool {
 	if c.mode == Paper {
 		return c.paperTestAndAdd(kh, true)
 	}
-	w := c.words
 	var missing uint64
 	for i := 0; i <= kh.n; i++ {
-		lo, hi := kh.lo[i], kh.hi[i]
-		li := i
-		if i == kh.n {
-			lo, hi, li = kh.ilo, kh.ihi, c.L
-		}
-		blk := w[c.blockWord(li, lo):][:blockWords:blockWords]
+		blk, hi := c.keyBlock(kh, i)
 		if c.k == 3 {
 			// The default k, unrolled: blockBit(hi, j) for j < 3 is
 			// the j-th 9-bit slice of hi.
@@ -202,21 +206,37 @@ func New(opts Options) (*Filter, error) {
 }
 
 func buildCore(opts Options) (*core, error) {
+	c, words, err := shapeFor(opts)
+	if err != nil {
+		return nil, err
+	}
+	c.words = alignedWords(words)
+	return c, nil
+}
+
+// shapeFor returns the geometry of a filter for the options (copied,
+// defaults applied, validated) without its bit array, and the number of
+// words the array needs.
+func shapeFor(opts Options) (*core, uint64, error) {
 	o := opts
 	o.LayerBits = append([]uint64(nil), opts.LayerBits...)
+	if opts.LayerBits == nil {
+		o.LayerBits = nil
+	}
 	o.ExpectedSegments = append([]uint64(nil), opts.ExpectedSegments...)
 	if opts.ExpectedSegments == nil {
 		o.ExpectedSegments = nil
 	}
 	o.EnsureDefaults()
 	if err := o.Validate(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	sizes, err := o.layerSizes()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return newCore(o.Mode, o.Layers, o.Hashes, sizes), nil
+	c, words := newShape(o.Mode, o.Layers, o.Hashes, sizes)
+	return c, words, nil
 }
 
 // Add inserts the key given as its segments.
@@ -247,22 +267,7 @@ func (f *Filter) TestAndAdd(seg []string) bool {
 // that the cache misses of different keys overlap. A key repeated within
 // the batch is reported present from its second occurrence on.
 func (f *Filter) TestAndAddBatch(keys [][]string, present []bool) {
-	_ = present[:len(keys)]
-	var khs [batchChunk]keyHash
-	for start := 0; start < len(keys); start += batchChunk {
-		chunk := keys[start:min(start+batchChunk, len(keys))]
-		for i, seg := range chunk {
-			f.c.hash(seg, &khs[i])
-		}
-		var sink uint64
-		for i := range chunk {
-			sink += f.c.touch(&khs[i])
-		}
-		keepAlive(sink)
-		for i := range chunk {
-			present[start+i] = f.c.testAndAdd(&khs[i])
-		}
-	}
+	f.c.testAndAddBatch(keys, present, nil)
 }
 
 // TotalBits is the size of the filter in bits, all layers included.

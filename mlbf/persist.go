@@ -167,12 +167,7 @@ func readFilter(r io.Reader, kind uint8) (*core, int64, error) {
 		}
 		sizes[i] = b
 	}
-	c := &core{mode: mode, L: int(L), k: int(k), layers: make([]layer, count)}
-	var total uint64
-	for i, b := range sizes {
-		c.layers[i] = layer{off: total, bits: b, blocks: b / blockBits}
-		total += (b + 63) / 64
-	}
+	c, total := newShape(mode, int(L), int(k), sizes)
 	// Grow the word array as data arrives rather than trusting the header.
 	words := alignedWords(min(total, ioChunkWords))
 	buf := make([]byte, 8*min(total, ioChunkWords))

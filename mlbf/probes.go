@@ -22,26 +22,9 @@ type Layout struct {
 // NewLayout returns the layout of a filter with the options (copied;
 // defaults applied). It fails like New for invalid options.
 func NewLayout(opts Options) (*Layout, error) {
-	o := opts
-	o.LayerBits = append([]uint64(nil), opts.LayerBits...)
-	if opts.LayerBits == nil {
-		o.LayerBits = nil
-	}
-	o.ExpectedSegments = append([]uint64(nil), opts.ExpectedSegments...)
-	if opts.ExpectedSegments == nil {
-		o.ExpectedSegments = nil
-	}
-	o.EnsureDefaults()
-	if err := o.Validate(); err != nil {
-		return nil, err
-	}
-	sizes, err := o.layerSizes()
+	c, _, err := shapeFor(opts)
 	if err != nil {
 		return nil, err
-	}
-	c := &core{mode: o.Mode, L: o.Layers, k: o.Hashes, layers: make([]layer, len(sizes))}
-	for i, b := range sizes {
-		c.layers[i] = layer{bits: b, blocks: b / blockBits}
 	}
 	return &Layout{c: c}, nil
 }
@@ -93,12 +76,8 @@ func (l *Layout) Probes(seg []string, dst []Probe) ([]Probe, uint64) {
 		}
 	} else {
 		for i := 0; i <= kh.n; i++ {
-			lo, hi := kh.lo[i], kh.hi[i]
-			li := i
-			if i == kh.n {
-				lo, hi, li = kh.ilo, kh.ihi, c.L
-			}
-			base := fastrange(lo, c.layers[li].blocks) * blockBits
+			li, hi := c.keyLayer(&kh, i)
+			base := fastrange(hi, c.layers[li].blocks) * blockBits
 			for j := 0; j < c.k; j++ {
 				dst = append(dst, Probe{Layer: li, Bit: base + blockBit(hi, j)})
 			}
