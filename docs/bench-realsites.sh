@@ -14,10 +14,11 @@
 # its children, not of the servers), then the medians, CPU per page and
 # the crawl / curl wall-time ratio.
 #
-# Usage: docs/bench-realsites.sh [RUNS] [CRAWLER_BINARY]
+# Usage: docs/bench-realsites.sh [RUNS] [CRAWLER_BINARY...]
 #   RUNS defaults to 5. CRAWLER_BINARY defaults to a build of this tree;
-#   give an older build to compare. PROTO=HTTP/1.1 serves with keep-alive
-#   (python's default, HTTP/1.0, closes every connection).
+#   give several (an older build, say) to compare them: each run crawls
+#   with each in turn, each followed by its curl. PROTO=HTTP/1.1 serves
+#   with keep-alive (python's default, HTTP/1.0, closes every connection).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${1:-5}
@@ -26,11 +27,11 @@ work=$(mktemp -d)
 servers=()
 trap 'kill "${servers[@]}" 2>/dev/null || true; rm -rf "$work"' EXIT
 
-if [ -n "${2:-}" ]; then
-	crawler=$2
-else
+shift || true
+crawlers=("$@")
+if [ ${#crawlers[@]} -eq 0 ]; then
 	go build -o "$work/crawler" ./cmd/crawler
-	crawler=$work/crawler
+	crawlers=("$work/crawler")
 fi
 sites=(
 	"127.0.0.2 8002 /usr/share/doc/python-django-doc/html"
@@ -48,6 +49,7 @@ done
 for u in "${seeds[@]}"; do
 	for _ in $(seq 50); do curl -sf -o /dev/null "$u" && break; sleep 0.1; done
 done
+printf '%s\n' "${seeds[@]}" >"$work/seeds.txt" # --seeds: older builds take no seed arguments
 echo "sites: ${seeds[*]} ($PROTO); machine: $(nproc) cores"
 
 # cpu prints a process tree's user+sys seconds from time(1)'s output.
@@ -55,29 +57,37 @@ cpu() { awk '{printf "%.2f", $2 + $3}' "$1"; }
 wall() { awk '{printf "%.2f", $1}' "$1"; }
 
 for run in $(seq "$RUNS"); do
+for crawler in "${crawlers[@]}"; do
 	load=$(cut -d' ' -f1 /proc/loadavg)
 	rm -rf "$work/crawl"
 	/usr/bin/time -f '%e %U %S %M' -o "$work/time.crawl" \
 		"$crawler" crawl --out "$work/crawl" --delay -1 --allow-private --progress-interval -1 \
-		"${seeds[@]}" >"$work/crawl.out" 2>"$work/crawl.err"
+		--seeds "$work/seeds.txt" >"$work/crawl.out" 2>"$work/crawl.err"
 	# The URLs the crawler fetched (every log line with a status), per host.
 	grep -o '"url":"[^"]*","status":[0-9]*' "$work/crawl/crawl.log.jsonl" |
 		sed 's/^"url":"\([^"]*\)".*/\1/' >"$work/urls"
 	pages=$(wc -l <"$work/urls")
+	html=$(grep -c '"status":200,.*"content_type":"text/html' "$work/crawl/crawl.log.jsonl" || true)
 	for s in "${sites[@]}"; do
 		read -r addr port _ <<<"$s"
 		grep "^http://$addr:$port/" "$work/urls" | sed 's/.*/url = "&"\noutput = "\/dev\/null"/' >"$work/curl.$port"
 	done
 	/usr/bin/time -f '%e %U %S %M' -o "$work/time.curl" bash -c '
 		for f in "$@"; do curl -s -K "$f" & done; wait' _ "$work"/curl.*
-	printf 'run %d (load %s): crawler %6.2fs wall, %6.2fs CPU, %d fetches, %.3f ms CPU/fetch, %4.0f MiB peak | curl %6.2fs wall, %5.2fs CPU | wall ratio %.2f\n' \
-		"$run" "$load" "$(wall "$work/time.crawl")" "$(cpu "$work/time.crawl")" "$pages" \
-		"$(echo "1000 * $(cpu "$work/time.crawl") / $pages" | bc -l)" "$(awk '{print $4/1024}' "$work/time.crawl")" \
+	printf 'run %d %s (load %s): crawler %6.2fs wall, %6.2fs CPU, %d fetches (%d HTML pages), %.3f ms CPU/fetch, %.3f ms CPU/HTML page, %4.0f MiB peak, WARC %s | curl %6.2fs wall, %5.2fs CPU | wall ratio %.2f\n' \
+		"$run" "$(basename "$crawler")" "$load" "$(wall "$work/time.crawl")" "$(cpu "$work/time.crawl")" "$pages" "$html" \
+		"$(echo "1000 * $(cpu "$work/time.crawl") / $pages" | bc -l)" "$(echo "1000 * $(cpu "$work/time.crawl") / $html" | bc -l)" \
+		"$(awk '{print $4/1024}' "$work/time.crawl")" "$(du -sh "$work/crawl/warc" | cut -f1)" \
 		"$(wall "$work/time.curl")" "$(cpu "$work/time.curl")" \
-		"$(echo "$(wall "$work/time.crawl") / $(wall "$work/time.curl")" | bc -l)" | tee -a "$work/runs"
+		"$(echo "$(wall "$work/time.crawl") / $(wall "$work/time.curl")" | bc -l)" | tee -a "$work/runs.$(basename "$crawler")"
+done
 done
 median() { sort -n | awk '{a[NR]=$1} END{print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-echo "medians of $RUNS runs: crawler CPU/fetch $(sed 's/.*CPU, [0-9]* fetches, \([0-9.]*\) ms.*/\1/' "$work/runs" | median) ms," \
-	"crawler wall $(sed 's/.*crawler *\([0-9.]*\)s wall.*/\1/' "$work/runs" | median) s," \
-	"curl wall $(sed 's/.*curl *\([0-9.]*\)s wall.*/\1/' "$work/runs" | median) s," \
-	"wall ratio $(sed 's/.*wall ratio \([0-9.]*\)/\1/' "$work/runs" | median)"
+for crawler in "${crawlers[@]}"; do
+	r=$work/runs.$(basename "$crawler")
+	echo "$(basename "$crawler"), medians of $RUNS runs: CPU/fetch $(sed 's/.* \([0-9.]*\) ms CPU\/fetch.*/\1/' "$r" | median) ms," \
+		"CPU/HTML page $(sed 's/.* \([0-9.]*\) ms CPU\/HTML page.*/\1/' "$r" | median) ms," \
+		"crawler wall $(sed 's/.*crawler *\([0-9.]*\)s wall.*/\1/' "$r" | median) s," \
+		"curl wall $(sed 's/.*curl *\([0-9.]*\)s wall.*/\1/' "$r" | median) s," \
+		"wall ratio $(sed 's/.*wall ratio \([0-9.]*\)/\1/' "$r" | median)"
+done
