@@ -79,12 +79,7 @@ func (c *Crawler) visit(ctx context.Context, ent frontier.Entry) (out frontier.O
 		return out, false, err
 	}
 	c.counters.pages.Add(1)
-	if len(links) > 0 {
-		out.Links = make([]string, len(links))
-		for i, l := range links {
-			out.Links[i] = l.Href
-		}
-	}
+	out.Links, out.Embeds = splitHops(links)
 	return out, true, nil
 }
 
@@ -104,7 +99,7 @@ func (c *Crawler) checkRobots(ctx context.Context, ent frontier.Entry) (robots *
 		// Otherwise only an invalid URL fails here; log it like a failed
 		// fetch.
 		return nil, true, true, c.logEntry(storage.Entry{
-			URL: ent.URL, Error: "invalid-url: " + err.Error(), Depth: ent.Depth, Via: ent.Via, FetchedAt: c.opts.Now(),
+			URL: ent.URL, Error: "invalid-url: " + err.Error(), Depth: ent.Depth, Via: ent.Via, HopPath: ent.Hops, FetchedAt: c.opts.Now(),
 		})
 	}
 	u, perr := url.Parse(ent.URL)
@@ -127,14 +122,14 @@ func (c *Crawler) checkRobots(ctx context.Context, ent frontier.Entry) (robots *
 		c.counters.robotsDenied.Add(1)
 	}
 	return robots, true, true, c.logEntry(storage.Entry{
-		URL: ent.URL, Error: reason, Depth: ent.Depth, Via: ent.Via, FetchedAt: c.opts.Now(),
+		URL: ent.URL, Error: reason, Depth: ent.Depth, Via: ent.Via, HopPath: ent.Hops, FetchedAt: c.opts.Now(),
 	})
 }
 
 // record archives a fetch's exchange, logs it, counts it, and sets the
 // parts of out that the response decides (failure, redirect, base).
 func (c *Crawler) record(ent frontier.Entry, res *fetch.Result, ferr error, out *frontier.Outcome) error {
-	le := storage.Entry{URL: ent.URL, Depth: ent.Depth, Via: ent.Via}
+	le := storage.Entry{URL: ent.URL, Depth: ent.Depth, Via: ent.Via, HopPath: ent.Hops, LastMod: ent.LastMod}
 	if ferr != nil {
 		c.counters.fetchErrors.Add(1)
 		out.Failed = true
@@ -198,7 +193,7 @@ func (c *Crawler) runHooks(ent frontier.Entry, res *fetch.Result, ferr error) ([
 		}
 	}
 	if c.opts.OnPage != nil {
-		p := &Page{URL: ent.URL, Depth: ent.Depth, Via: ent.Via, Result: res, Err: ferr, Links: links}
+		p := &Page{URL: ent.URL, Depth: ent.Depth, Via: ent.Via, Hops: ent.Hops, Result: res, Err: ferr, Links: links}
 		if err := c.opts.OnPage(p); err != nil {
 			return nil, fmt.Errorf("crawl: OnPage %s: %w", ent.URL, err)
 		}

@@ -336,6 +336,14 @@ func TestRecordRoundTrip(t *testing.T) {
 		{URL: "http://a.test/"},
 		{URL: "https://b.test/x?y=1", Depth: 3, Redirects: 2, Via: "http://a.test/"},
 		{URL: "http://c.test/\"quoted\"\n", Depth: 20},
+		{URL: "http://d.test/a.png", Depth: 2, Via: "http://d.test/", Hops: "LE"},
+		{URL: "http://d.test/p", Depth: 2, Via: "http://d.test/s.xml", Hops: "SS", LastMod: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)},
+		{URL: "http://d.test/s.xml", Depth: 1, Via: "http://d.test/robots.txt", Hops: "S", Sitemap: true},
+	}
+	// A record queued before hop paths decodes with none.
+	old := `{"u":"http://a.test/x","d":1,"v":"http://a.test/"}`
+	if got, err := decodeRecord(old); err != nil || got != (frontier.Entry{URL: "http://a.test/x", Depth: 1, Via: "http://a.test/"}) {
+		t.Errorf("decodeRecord(%s) = %+v, %v", old, got, err)
 	}
 	for _, want := range tests {
 		got, err := decodeRecord(encodeRecord(want))

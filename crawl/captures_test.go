@@ -1,0 +1,146 @@
+package crawl
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/layercrawl/layercrawl/internal/testweb"
+	"github.com/layercrawl/layercrawl/storage"
+)
+
+// crawlWeb crawls w as Expected models it (no depth limit) and returns the
+// log and the Crawler.
+func crawlWeb(t *testing.T, w *testweb.Web, tune func(*Options)) ([]storage.Entry, *Crawler, string) {
+	t.Helper()
+	dir := t.TempDir()
+	o := Options{Seeds: w.Seeds(), Dir: dir, Concurrency: 8, ExpectedURLs: 100_000}
+	o.Politeness.Delay = -1
+	o.Admission.MaxDepth = -1
+	o.Fetch.AllowPrivate = true
+	o.Fetch.Resolver = w.Resolver()
+	if tune != nil {
+		tune(&o)
+	}
+	c, err := run(t, context.Background(), o)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return readLog(t, filepath.Join(dir, "crawl.log.jsonl")), c, dir
+}
+
+// checkCoverage compares a crawl log with Expected: exactly the URLs it
+// fetches, the robots.txt refusals, each URL once in the log and requested
+// once from the web.
+func checkCoverage(t *testing.T, w *testweb.Web, want *testweb.Expectation, entries []storage.Entry) {
+	t.Helper()
+	got := fetchedURLs(entries)
+	if miss, extra := missingFrom(want.Fetched(), got), missingFrom(got, want.Fetched()); len(miss)+len(extra) > 0 {
+		t.Errorf("fetched %d URLs, want %d; missing %d (first %q), unexpected %d (first %q)",
+			len(got), len(want.Fetched()), len(miss), first(miss), len(extra), first(extra))
+	}
+	if d := dupes(got); len(d) > 0 {
+		t.Errorf("%d URLs logged more than once, first %q", len(d), d[0])
+	}
+	var denied []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Error, "robots-disallowed") {
+			denied = append(denied, e.URL)
+		}
+	}
+	slices.Sort(denied)
+	if !slices.Equal(denied, want.RobotsDenied) {
+		t.Errorf("robots.txt refused %d URLs, want %d", len(denied), len(want.RobotsDenied))
+	}
+	for u, n := range w.Requests() {
+		if n > 1 && !strings.HasSuffix(u, "/robots.txt") {
+			t.Errorf("%s requested %d times", u, n)
+		}
+	}
+	for _, u := range want.SitemapCut {
+		if _, ok := slices.BinarySearch(got, u); ok {
+			t.Errorf("%s fetched, but only a sitemap lists it past the per-file limit", u)
+		}
+	}
+}
+
+func first(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
+}
+
+// dupes returns the repeated elements of a sorted slice.
+func dupes(s []string) []string {
+	var d []string
+	for i := 1; i < len(s); i++ {
+		if s[i] == s[i-1] {
+			d = append(d, s[i])
+		}
+	}
+	return d
+}
+
+// TestCrawlEmbeds crawls a web whose pages have requisites, on and off
+// their host (a CDN, with a stylesheet whose font is a second embed hop):
+// coverage is exactly Expected's, nothing is fetched twice, and every
+// requisite's hop path ends in an embed hop.
+func TestCrawlEmbeds(t *testing.T) {
+	w, err := testweb.Start(testweb.Options{Seed: 3, Hosts: 4, Pages: 160, Embeds: true, Record: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	want, err := w.Expected(testweb.ExpectOptions{Embeds: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want.Embeds) == 0 {
+		t.Fatal("the web has no requisites")
+	}
+	entries, _, _ := crawlWeb(t, w, nil)
+	checkCoverage(t, w, want, entries)
+	hops := map[string]string{}
+	for _, e := range entries {
+		hops[e.URL] = e.HopPath
+		if len(e.HopPath) != e.Depth {
+			t.Errorf("%s: hop path %q at depth %d", e.URL, e.HopPath, e.Depth)
+		}
+	}
+	cdn := 0
+	for _, u := range want.Embeds {
+		if h := hops[u]; !strings.HasSuffix(h, "E") {
+			t.Errorf("requisite %s logged with hop path %q", u, h)
+		}
+		if strings.Contains(u, "cdn") {
+			cdn++
+		}
+	}
+	if cdn == 0 {
+		t.Error("no off-host requisite among the expected ones")
+	}
+	for _, u := range want.Pages {
+		if h := hops[u]; strings.Contains(h, "S") {
+			t.Errorf("page %s logged with hop path %q", u, h)
+		}
+	}
+}
+
+// TestCrawlNoEmbeds: with Fetch.NoEmbeds the crawl follows links only, as
+// Expected without Embeds says.
+func TestCrawlNoEmbeds(t *testing.T) {
+	w, err := testweb.Start(testweb.Options{Seed: 3, Hosts: 3, Pages: 90, Embeds: true, Record: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	want, err := w.Expected(testweb.ExpectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, _, _ := crawlWeb(t, w, func(o *Options) { o.Fetch.NoEmbeds = true; o.NoSitemaps = true })
+	checkCoverage(t, w, want, entries)
+}
