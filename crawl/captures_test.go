@@ -2,6 +2,8 @@ package crawl
 
 import (
 	"context"
+	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -101,8 +103,14 @@ func TestCrawlEmbeds(t *testing.T) {
 	if len(want.Embeds) == 0 {
 		t.Fatal("the web has no requisites")
 	}
-	entries, _, _ := crawlWeb(t, w, nil)
+	entries, _, dir := crawlWeb(t, w, nil)
 	checkCoverage(t, w, want, entries)
+	outlinks := checkMetadata(t, dir, entries)
+	for _, kind := range []string{" L a/@href", " E img/@src", " E link/@href", " E script/@src"} {
+		if !slices.ContainsFunc(outlinks, func(s string) bool { return strings.HasSuffix(s, kind) }) {
+			t.Errorf("no outlink line ending %q in the metadata records", kind)
+		}
+	}
 	hops := map[string]string{}
 	for _, e := range entries {
 		hops[e.URL] = e.HopPath
@@ -143,4 +151,66 @@ func TestCrawlNoEmbeds(t *testing.T) {
 	}
 	entries, _, _ := crawlWeb(t, w, func(o *Options) { o.Fetch.NoEmbeds = true; o.NoSitemaps = true })
 	checkCoverage(t, w, want, entries)
+}
+
+// checkMetadata reads the crawl's WARC files: every HTML page logged with
+// status 200 has one metadata record, concurrent to its response, whose
+// outlink lines are Heritrix's "URL HOP CONTEXT"; it returns the outlink
+// lines of all pages.
+func checkMetadata(t *testing.T, dir string, entries []storage.Entry) []string {
+	t.Helper()
+	html := map[string]string{} // response record ID -> URL
+	for _, e := range entries {
+		if e.Status == 200 && strings.HasPrefix(e.ContentType, "text/html") {
+			html[e.WARCRecordID] = e.URL
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "warc", "*.warc.gz"))
+	var outlinks []string
+	metas := map[string]int{}
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := storage.NewWARCReader(f)
+		for {
+			rec, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if rec.Header.Get("WARC-Type") != "metadata" {
+				continue
+			}
+			to := rec.Header.Get("WARC-Concurrent-To")
+			u, ok := html[to]
+			if !ok || rec.Header.Get("WARC-Target-URI") != u {
+				t.Errorf("metadata record of %s concurrent to %s, not an HTML page's response", rec.Header.Get("WARC-Target-URI"), to)
+			}
+			metas[to]++
+			for _, line := range strings.Split(strings.TrimSuffix(string(rec.Block), "\r\n"), "\r\n") {
+				name, value, _ := strings.Cut(line, ": ")
+				switch name {
+				case "outlink":
+					if f := strings.Fields(value); len(f) != 3 || len(f[1]) != 1 || !strings.Contains("LER", f[1]) || !strings.Contains(f[2], "/") {
+						t.Errorf("%s: outlink line %q", u, line)
+					}
+					outlinks = append(outlinks, value)
+				case "via", "hopsFromSeed":
+				default:
+					t.Errorf("%s: metadata line %q", u, line)
+				}
+			}
+		}
+		f.Close()
+	}
+	for id, u := range html {
+		if metas[id] != 1 {
+			t.Errorf("%s: %d metadata records, want 1", u, metas[id])
+		}
+	}
+	return outlinks
 }

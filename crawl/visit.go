@@ -147,7 +147,9 @@ func (c *Crawler) record(ent frontier.Entry, res *fetch.Result, ferr error, out 
 		if res.RemoteAddr.IsValid() {
 			le.IP = res.RemoteAddr.Addr().String()
 		}
-		ref, err := c.archive.Write(exchange(res))
+		ex := exchange(res)
+		ex.Metadata = pageMetadata(ent, res)
+		ref, err := c.archive.Write(ex)
 		if err != nil {
 			return fmt.Errorf("crawl: archive: %w", err)
 		}
