@@ -214,3 +214,59 @@ func checkMetadata(t *testing.T, dir string, entries []storage.Entry) []string {
 	}
 	return outlinks
 }
+
+// TestCrawlCaptures is issue #11's end-to-end test: a web with requisites
+// and sitemaps (robots.txt Sitemap lines, an index, a gzip child, pages
+// only a sitemap lists, an oversized sitemap) is crawled exactly as
+// Expected says, nothing twice, with the sitemap hops and the cut
+// counted.
+func TestCrawlCaptures(t *testing.T) {
+	w, err := testweb.Start(testweb.Options{Seed: 5, Hosts: 4, Pages: 200, Embeds: true, Sitemaps: true, Record: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	want, err := w.Expected(testweb.ExpectOptions{Embeds: true, Sitemaps: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want.Sitemaps) == 0 || len(want.SitemapOnly) == 0 || len(want.SitemapCut) == 0 || len(want.Embeds) == 0 {
+		t.Fatalf("the web lacks sitemaps, sitemap-only pages, a cut or requisites: %d, %d, %d, %d",
+			len(want.Sitemaps), len(want.SitemapOnly), len(want.SitemapCut), len(want.Embeds))
+	}
+	entries, c, _ := crawlWeb(t, w, nil)
+	checkCoverage(t, w, want, entries)
+	byURL := map[string]storage.Entry{}
+	for _, e := range entries {
+		byURL[e.URL] = e
+	}
+	cut, lastmod := 0, 0
+	for _, u := range want.Sitemaps {
+		e := byURL[u]
+		if !strings.HasSuffix(e.HopPath, "S") || e.SitemapError != "" || e.SitemapURLs == 0 {
+			t.Errorf("sitemap %s: hop path %q, %d URLs, error %q", u, e.HopPath, e.SitemapURLs, e.SitemapError)
+		}
+		cut += e.SitemapCut
+	}
+	for _, u := range want.SitemapOnly {
+		e := byURL[u]
+		if !strings.Contains(e.HopPath, "S") {
+			t.Errorf("sitemap-only page %s: hop path %q", u, e.HopPath)
+		}
+		if !e.LastMod.IsZero() {
+			lastmod++
+		}
+	}
+	s := c.Stats().Fetch.Sitemaps
+	if lastmod == 0 {
+		t.Error("no sitemap-only page logged with its <lastmod>")
+	}
+	if cut == 0 || s.Cut != uint64(cut) || s.Files != uint64(len(want.Sitemaps)) {
+		t.Errorf("sitemap stats %+v; the log says %d cut in %d files", s, cut, len(want.Sitemaps))
+	}
+	if s.Malformed+s.ContentType+s.TooLarge+s.GzipBomb+s.TooDeep != 0 {
+		t.Errorf("sitemap errors on a well-formed web: %+v", s)
+	}
+	t.Logf("%d sitemaps, %d sitemap-only pages (%d with a lastmod), %d URLs cut, %d requisites",
+		len(want.Sitemaps), len(want.SitemapOnly), lastmod, cut, len(want.Embeds))
+}

@@ -33,6 +33,12 @@ type Entry struct {
 	WARCRecordID string `json:"warc_record_id,omitempty"` // WARC-Record-ID of the response record
 
 	LastMod time.Time `json:"lastmod,omitzero"` // <lastmod> of the sitemap entry that listed the URL
+	// A sitemap's lines: the URLs it listed (kept), those cut past the
+	// per-file limit, and why reading it failed (the URLs before the
+	// fault are kept).
+	SitemapURLs  int    `json:"sitemap_urls,omitempty"`
+	SitemapCut   int    `json:"sitemap_cut,omitempty"`
+	SitemapError string `json:"sitemap_error,omitempty"`
 }
 
 // CrawlLog appends Entries as JSON lines. It is safe for concurrent use.
