@@ -257,6 +257,10 @@ func printSummary(w io.Writer, cr *crawl.Crawler, interrupted bool) {
 	fmt.Fprintf(w, "  truncated         %d bodies cut at --max-body-size %d, %d by --fetch-timeout %v, %d by a disconnect\n",
 		f.TruncatedLength, o.Fetch.MaxBodySize, f.TruncatedTime, o.Fetch.FetchTimeout, f.TruncatedLost)
 	fmt.Fprintf(w, "  outlinks          %d pages cut at --max-outlinks %d, %d links dropped\n", f.OutlinksCapped, o.Fetch.MaxOutlinks, f.LinksDropped)
+	if sm := f.Sitemaps; sm.Files > 0 {
+		fmt.Fprintf(w, "  sitemaps          %d read, %d URLs listed, %d cut at --sitemap-max-urls; %d malformed, %d not a sitemap, %d over --sitemap-max-bytes, %d gzip bombs, %d indexes nested too deep\n",
+			sm.Files, sm.URLs, sm.Cut, sm.Malformed, sm.ContentType, sm.TooLarge, sm.GzipBomb, sm.TooDeep)
+	}
 	a := s.Admission
 	fmt.Fprintf(w, "  discovered        %d new, %d duplicates (%d known from the link cache); %d out of scope, %d filtered by --allow/--deny, %d beyond --max-depth, %d beyond --max-redirects, %d invalid\n",
 		s.New, s.Duplicates, s.CachedLinks, a.OutOfScope, a.Filtered, a.TooDeep, a.TooManyRedirects, a.Invalid)
