@@ -2,6 +2,8 @@ package frontier
 
 import (
 	"testing"
+
+	"github.com/layercrawl/layercrawl/urlnorm"
 )
 
 // Requisites are exempt from the depth limit and admitted outside the
@@ -109,4 +111,45 @@ func TestAdmissionSitemaps(t *testing.T) {
 	if len(got) != 2 || !got[0].Sitemap || got[0].Hops != "SS" || got[1].Sitemap || got[1].Hops != "SS" || got[1].Depth != 2 {
 		t.Errorf("index children and listed pages: %+v", got)
 	}
+}
+
+// FuzzAdmissionEmbed checks the embed rule against the link rule on any
+// page, hop path and reference: a requisite is never refused for depth,
+// never refused where a link to the same reference is admitted, and its
+// hop path is the page's with an embed hop appended.
+func FuzzAdmissionEmbed(f *testing.F) {
+	f.Add("http://h.test/a/", "LL", "i.png", 3)
+	f.Add("http://cdn.test/s.css", "LE", "f.woff", 2)
+	f.Add("http://cdn.test/f.css", "LEE", "../x.png", 3)
+	f.Add("http://h.test/", "", "http://other.test/?q=1#f", 0)
+	f.Add("http://h.test/", "LRERE", "//cdn.test/a", 40)
+	n, err := urlnorm.New(urlnorm.Options{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	a, err := NewAdmission(n, nil, AdmissionOptions{MaxDepth: 3, Limits: Limits{MaxHostURLs: -1, MaxChildren: -1}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	a.AddScope([]string{"h.test"}, []string{"h.test"})
+	f.Fuzz(func(t *testing.T, page, hops, ref string, depth int) {
+		if len(hops) > MaxHopPath || depth < 0 || depth > 1<<20 {
+			return
+		}
+		parent := Entry{URL: page, Depth: depth, Hops: hops}
+		links := a.Links(parent, "")
+		e, er := links.Embed(ref)
+		l, lr := links.Link(ref)
+		if er == RefusedDepth {
+			t.Fatalf("Embed(%q) from %+v refused for depth", ref, parent)
+		}
+		if lr == Admitted && (er != Admitted || e.URL != l.URL) {
+			t.Fatalf("Link(%q) from %+v admitted %q, Embed gave %v %q", ref, parent, l.URL, er, e.URL)
+		}
+		if er == Admitted {
+			if want := appendHop(hops, HopEmbed); e.Hops != want || e.Depth != depth+1 {
+				t.Fatalf("Embed(%q) from %+v: hops %q depth %d, want %q %d", ref, parent, e.Hops, e.Depth, want, depth+1)
+			}
+		}
+	})
 }

@@ -123,6 +123,10 @@ type record struct {
 	LastMod int64  `json:"m,omitempty"` // Unix seconds
 }
 
+// maxLastMod bounds a record's lastmod (Unix seconds, about 35,000 years
+// either way) so that every accepted value survives time.Unix unchanged.
+const maxLastMod = 1 << 40
+
 func encodeRecord(e frontier.Entry) string {
 	b, _ := json.Marshal(newRecord(e))
 	return string(b)
@@ -144,8 +148,8 @@ func decodeRecord(s string) (frontier.Entry, error) {
 	if err := json.Unmarshal([]byte(s), &r); err != nil {
 		return frontier.Entry{}, fmt.Errorf("%w: entry %.60q: %w", ErrCorrupt, s, err)
 	}
-	if r.URL == "" || r.Depth < 0 || r.Redirects < 0 || len(r.Hops) > frontier.MaxHopPath {
-		return frontier.Entry{}, fmt.Errorf("%w: entry %.60q: missing URL, negative depth or overlong hop path", ErrCorrupt, s)
+	if r.URL == "" || r.Depth < 0 || r.Redirects < 0 || len(r.Hops) > frontier.MaxHopPath || r.LastMod < -maxLastMod || r.LastMod > maxLastMod {
+		return frontier.Entry{}, fmt.Errorf("%w: entry %.60q: missing URL, negative depth, overlong hop path or lastmod out of range", ErrCorrupt, s)
 	}
 	e := frontier.Entry{URL: r.URL, Depth: r.Depth, Redirects: r.Redirects, Via: r.Via, Hops: r.Hops, Sitemap: r.Sitemap}
 	if r.LastMod != 0 {

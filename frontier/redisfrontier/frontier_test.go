@@ -351,7 +351,7 @@ func TestRecordRoundTrip(t *testing.T) {
 			t.Errorf("decodeRecord(encodeRecord(%+v)) = %+v, %v", want, got, err)
 		}
 	}
-	for _, bad := range []string{"", "{", `{"u":""}`, `{"u":"x","d":-1}`, `[1]`, `{"u":5}`} {
+	for _, bad := range []string{"", "{", `{"u":""}`, `{"u":"x","d":-1}`, `[1]`, `{"u":5}`, `{"u":"x","m":9223372036854775807}`, `{"u":"x","s":1}`} {
 		if _, err := decodeRecord(bad); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("decodeRecord(%q) error = %v, want ErrCorrupt", bad, err)
 		}
@@ -361,6 +361,8 @@ func TestRecordRoundTrip(t *testing.T) {
 func FuzzDecodeRecord(f *testing.F) {
 	f.Add(encodeRecord(frontier.Entry{URL: "http://a.test/", Depth: 1, Via: "http://b.test/"}))
 	f.Add(`{"u":"x","d":-1}`)
+	f.Add(`{"u":"http://a.test/s.xml","d":1,"v":"http://a.test/robots.txt","h":"S","s":true,"m":1714521600}`)
+	f.Add(`{"u":"http://a.test/p","m":9223372036854775807}`)
 	f.Add(`{"b":"id","c":[{"u":"http://a/"}]}`)
 	f.Add("")
 	f.Fuzz(func(t *testing.T, s string) {
