@@ -45,15 +45,7 @@ func TestCrawlCapturesRedis(t *testing.T) {
 		rdb.Close()
 	})
 
-	w, err := testweb.Start(testweb.Options{Seed: 7, Hosts: 3, Pages: 120, Embeds: true, Sitemaps: true, Record: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	want, err := w.Expected(testweb.ExpectOptions{Embeds: true, Sitemaps: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, want := startWeb(t, testweb.Options{Seed: 7, Hosts: 3, Pages: 120, Embeds: true, Sitemaps: true}, testweb.ExpectOptions{Embeds: true, Sitemaps: true})
 	dir := t.TempDir()
 	var wg sync.WaitGroup
 	errs := make([]error, 2)

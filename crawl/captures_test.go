@@ -68,6 +68,23 @@ func checkCoverage(t *testing.T, w *testweb.Web, want *testweb.Expectation, entr
 	}
 }
 
+// startWeb serves a recorded testweb of opts (closed at the test's end)
+// and returns what a crawl described by eo fetches from it.
+func startWeb(t *testing.T, opts testweb.Options, eo testweb.ExpectOptions) (*testweb.Web, *testweb.Expectation) {
+	t.Helper()
+	opts.Record = true
+	w, err := testweb.Start(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Close)
+	want, err := w.Expected(eo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, want
+}
+
 func first(s []string) string {
 	if len(s) == 0 {
 		return ""
@@ -91,15 +108,7 @@ func dupes(s []string) []string {
 // coverage is exactly Expected's, nothing is fetched twice, and every
 // requisite's hop path ends in an embed hop.
 func TestCrawlEmbeds(t *testing.T) {
-	w, err := testweb.Start(testweb.Options{Seed: 3, Hosts: 4, Pages: 160, Embeds: true, Record: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	want, err := w.Expected(testweb.ExpectOptions{Embeds: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, want := startWeb(t, testweb.Options{Seed: 3, Hosts: 4, Pages: 160, Embeds: true}, testweb.ExpectOptions{Embeds: true})
 	if len(want.Embeds) == 0 {
 		t.Fatal("the web has no requisites")
 	}
@@ -140,15 +149,7 @@ func TestCrawlEmbeds(t *testing.T) {
 // TestCrawlNoEmbeds: with Fetch.NoEmbeds the crawl follows links only, as
 // Expected without Embeds says.
 func TestCrawlNoEmbeds(t *testing.T) {
-	w, err := testweb.Start(testweb.Options{Seed: 3, Hosts: 3, Pages: 90, Embeds: true, Record: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	want, err := w.Expected(testweb.ExpectOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, want := startWeb(t, testweb.Options{Seed: 3, Hosts: 3, Pages: 90, Embeds: true}, testweb.ExpectOptions{})
 	entries, _, _ := crawlWeb(t, w, func(o *Options) { o.Fetch.NoEmbeds = true; o.NoSitemaps = true })
 	checkCoverage(t, w, want, entries)
 }
@@ -221,15 +222,7 @@ func checkMetadata(t *testing.T, dir string, entries []storage.Entry) []string {
 // Expected says, nothing twice, with the sitemap hops and the cut
 // counted.
 func TestCrawlCaptures(t *testing.T) {
-	w, err := testweb.Start(testweb.Options{Seed: 5, Hosts: 4, Pages: 200, Embeds: true, Sitemaps: true, Record: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	want, err := w.Expected(testweb.ExpectOptions{Embeds: true, Sitemaps: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, want := startWeb(t, testweb.Options{Seed: 5, Hosts: 4, Pages: 200, Embeds: true, Sitemaps: true}, testweb.ExpectOptions{Embeds: true, Sitemaps: true})
 	if len(want.Sitemaps) == 0 || len(want.SitemapOnly) == 0 || len(want.SitemapCut) == 0 || len(want.Embeds) == 0 {
 		t.Fatalf("the web lacks sitemaps, sitemap-only pages, a cut or requisites: %d, %d, %d, %d",
 			len(want.Sitemaps), len(want.SitemapOnly), len(want.SitemapCut), len(want.Embeds))
