@@ -453,6 +453,7 @@ func TestOptionsValidate(t *testing.T) {
 		{"gzip level 10", func(o *Options) { o.WARC.GzipLevel = 10 }},
 		{"bad scope", func(o *Options) { o.Admission.Scope = 9 }},
 		{"negative body cap", func(o *Options) { o.Fetch.MaxBodySize = -1 }},
+		{"negative sitemap size cap", func(o *Options) { o.Sitemap.MaxBytes = -1 }},
 		{"bad seed", func(o *Options) { o.Seeds = []string{"mailto:a@b"} }},
 	} {
 		o := Options{Dir: t.TempDir(), Seeds: []string{"http://example.com/"}}
@@ -463,9 +464,10 @@ func TestOptionsValidate(t *testing.T) {
 	}
 	// Every limit off is valid.
 	o := Options{Dir: t.TempDir(), MaxPages: -1, StopGrace: -1}
-	o.Admission = frontier.AdmissionOptions{MaxDepth: -1, MaxRedirects: -1,
+	o.Admission = frontier.AdmissionOptions{MaxDepth: -1, MaxRedirects: -1, MaxEmbedHops: -1,
 		Limits: frontier.Limits{MaxURLLength: -1, MaxPathSegments: -1, MaxSegmentRepeats: -1, MaxHostURLs: -1, MaxChildren: -1}}
 	o.Politeness = frontier.PolitenessOptions{Delay: -1, MaxCrawlDelay: -1}
+	o.Sitemap.MaxURLs, o.Sitemap.MaxURLLength = -1, -1
 	c, err := New(o)
 	if err != nil {
 		t.Fatalf("every limit off: %v", err)

@@ -76,6 +76,8 @@ type Crawler struct {
 	robotsMu  sync.Mutex        // protects robotsErr
 	robotsErr map[string]string // site -> why its robots.txt fetch failed
 
+	sitemaps sitemapState
+
 	counters counters
 }
 

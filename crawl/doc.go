@@ -21,6 +21,17 @@
 // Options.Politeness.Delay (raised by robots.txt Crawl-delay), and
 // robots.txt (RFC 9309) is obeyed.
 //
+// A crawl fetches what its archive needs to replay a page (issue #11):
+// the page requisites (images, scripts, stylesheets, media, and the
+// @import and url() of stylesheets) of a page in scope, from any host up
+// to Admission.MaxEmbedHops embed hops outside the scope and exempt from
+// the depth limit (Fetch.NoEmbeds turns them off); the sitemaps named by
+// each site's robots.txt, their indexes and the pages they list
+// (NoSitemaps turns them off). Every URL records its hop path (L link, E
+// embed, R redirect, S sitemap), logged as hop_path, and every HTML page
+// gets a WARC metadata record listing its outlinks, as Heritrix writes
+// them.
+//
 // # Guarantees
 //
 //   - Every completed fetch has its crawl-log line and WARC records

@@ -71,6 +71,21 @@ type Options struct {
 	// default normalization).
 	Normalize urlnorm.Options
 
+	// NoSitemaps turns sitemaps off. By default the Sitemap lines of
+	// every robots.txt the crawl reads are queued (as sitemaps, hop type
+	// S), sitemap indexes are followed (at most MaxSitemapNesting levels)
+	// and the pages a sitemap lists are queued one S hop further, through
+	// the same normalization, scope, trap limits and duplicate check as
+	// links, with their <lastmod> in the crawl log.
+	NoSitemaps bool
+	// Sitemap limits one sitemap file: MaxURLs (default 50,000; the rest
+	// are cut and counted in FetchStats.SitemapURLsCut; negative: no
+	// limit) and MaxBytes (default 50 MiB, counted after decompression;
+	// a longer file is read that far and counted as too large, or as a
+	// gzip bomb; it cannot be turned off). MaxURLLength as in
+	// fetch.SitemapOptions.
+	Sitemap fetch.SitemapOptions
+
 	// ExpectedURLs is what the default duplicate filter (a multi-layer
 	// Bloom filter) is sized for; default DefaultExpectedURLs (10M). It
 	// is fixed when a crawl starts: a resumed crawl keeps its filter.
@@ -178,6 +193,7 @@ func (o *Options) EnsureDefaults() {
 	o.Admission.EnsureDefaults()
 	o.Politeness.EnsureDefaults()
 	o.Fetch.EnsureDefaults()
+	o.Sitemap.EnsureDefaults()
 	if o.ExpectedURLs == 0 {
 		o.ExpectedURLs = DefaultExpectedURLs
 	}
@@ -229,6 +245,8 @@ func (o *Options) Validate() error {
 		return invalid("FalsePositiveRate %g is not in (0, 1)", o.FalsePositiveRate)
 	case o.CheckpointInterval < 0:
 		return invalid("CheckpointInterval %v is negative", o.CheckpointInterval)
+	case o.Sitemap.MaxBytes < 0:
+		return invalid("Sitemap.MaxBytes %d is negative: a fetch's size cannot be unlimited", o.Sitemap.MaxBytes)
 	case o.WARC.MaxFileSize < 0:
 		return invalid("WARC.MaxFileSize %d is negative", o.WARC.MaxFileSize)
 	case o.WARC.GzipLevel < gzip.BestSpeed || o.WARC.GzipLevel > gzip.BestCompression:

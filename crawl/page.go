@@ -14,6 +14,9 @@ type Page struct {
 	// Via is the page URL was found on, or the URL that redirected to
 	// it; empty for a seed.
 	Via string
+	// Hops is the hop path from a seed ("LLE": a requisite of a page two
+	// links from a seed); see frontier.Entry.Hops.
+	Hops string
 	// Result is the response: status, header, decoded body, timing. It
 	// is nil when the fetch failed before a response arrived. An HTTP
 	// error status is a Result, not an Err.
@@ -25,7 +28,8 @@ type Page struct {
 	// (Result.Base resolves them), followed by those its Collector
 	// callbacks visited. OnPage may remove links, which are then not
 	// followed, and add links (absolute, or relative to Result.Base),
-	// which are checked and followed like the others.
+	// which are checked and followed like the others: as requisites when
+	// their Hop is fetch.HopEmbed, as links otherwise.
 	Links []fetch.Link
 }
 

@@ -61,6 +61,7 @@ type FetchStats struct {
 	TruncatedLost     uint64 // bodies cut by the server going away
 	OutlinksCapped    uint64 // pages whose links were cut at Fetch.MaxOutlinks
 	LinksDropped      uint64 // links so cut
+	Sitemaps          SitemapStats
 }
 
 // FilterStats describe the duplicate filter.
@@ -107,6 +108,7 @@ func (c *Crawler) Stats() Stats {
 		TruncatedLost:     k.cutDisconnect.Load(),
 		OutlinksCapped:    k.outlinksCapped.Load(),
 		LinksDropped:      k.linksDropped.Load(),
+		Sitemaps:          c.sitemaps.stats(),
 	}
 	if c.front != nil {
 		f := c.front.Stats()

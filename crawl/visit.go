@@ -46,11 +46,13 @@ func (c *Crawler) visit(ctx context.Context, ent frontier.Entry) (out frontier.O
 	case !ok || err != nil:
 		return out, ok, err
 	case refused:
-		// Not fetched; an invalid URL (no robots) counts as failed.
-		return frontier.Outcome{Failed: robots == nil}, true, nil
+		// Not fetched; an invalid URL (no robots) counts as failed. The
+		// site's sitemaps are queued all the same.
+		return frontier.Outcome{Failed: robots == nil, RobotsSitemaps: c.robotsSitemaps(ent.URL, robots)}, true, nil
 	}
 	out.CrawlDelay = robots.CrawlDelay(c.opts.Fetch.UserAgent)
-	res, ferr := c.fetcher.FetchBody(ctx, ent.URL)
+	out.RobotsSitemaps = c.robotsSitemaps(ent.URL, robots)
+	res, ferr := c.fetchEntry(ctx, ent)
 	if ferr != nil && ctx.Err() != nil {
 		return out, false, nil
 	}
@@ -66,7 +68,7 @@ func (c *Crawler) visit(ctx context.Context, ent frontier.Entry) (out frontier.O
 	// between two fetches of a host fell from 0.08 to 0.01 ms and the
 	// crawl's CPU by 6% (docs/BENCHMARKS.md, issue #5).
 	runtime.Gosched()
-	if res != nil {
+	if res != nil && !ent.Sitemap {
 		c.fetcher.ParseLinks(res)
 	}
 	out.Fetched = true
@@ -79,12 +81,7 @@ func (c *Crawler) visit(ctx context.Context, ent frontier.Entry) (out frontier.O
 		return out, false, err
 	}
 	c.counters.pages.Add(1)
-	if len(links) > 0 {
-		out.Links = make([]string, len(links))
-		for i, l := range links {
-			out.Links[i] = l.Href
-		}
-	}
+	out.Links, out.Embeds = splitHops(links)
 	return out, true, nil
 }
 
@@ -104,7 +101,7 @@ func (c *Crawler) checkRobots(ctx context.Context, ent frontier.Entry) (robots *
 		// Otherwise only an invalid URL fails here; log it like a failed
 		// fetch.
 		return nil, true, true, c.logEntry(storage.Entry{
-			URL: ent.URL, Error: "invalid-url: " + err.Error(), Depth: ent.Depth, Via: ent.Via, FetchedAt: c.opts.Now(),
+			URL: ent.URL, Error: "invalid-url: " + err.Error(), Depth: ent.Depth, Via: ent.Via, HopPath: ent.Hops, FetchedAt: c.opts.Now(),
 		})
 	}
 	u, perr := url.Parse(ent.URL)
@@ -127,14 +124,14 @@ func (c *Crawler) checkRobots(ctx context.Context, ent frontier.Entry) (robots *
 		c.counters.robotsDenied.Add(1)
 	}
 	return robots, true, true, c.logEntry(storage.Entry{
-		URL: ent.URL, Error: reason, Depth: ent.Depth, Via: ent.Via, FetchedAt: c.opts.Now(),
+		URL: ent.URL, Error: reason, Depth: ent.Depth, Via: ent.Via, HopPath: ent.Hops, FetchedAt: c.opts.Now(),
 	})
 }
 
 // record archives a fetch's exchange, logs it, counts it, and sets the
 // parts of out that the response decides (failure, redirect, base).
 func (c *Crawler) record(ent frontier.Entry, res *fetch.Result, ferr error, out *frontier.Outcome) error {
-	le := storage.Entry{URL: ent.URL, Depth: ent.Depth, Via: ent.Via}
+	le := storage.Entry{URL: ent.URL, Depth: ent.Depth, Via: ent.Via, HopPath: ent.Hops, LastMod: ent.LastMod}
 	if ferr != nil {
 		c.counters.fetchErrors.Add(1)
 		out.Failed = true
@@ -152,7 +149,12 @@ func (c *Crawler) record(ent frontier.Entry, res *fetch.Result, ferr error, out 
 		if res.RemoteAddr.IsValid() {
 			le.IP = res.RemoteAddr.Addr().String()
 		}
-		ref, err := c.archive.Write(exchange(res))
+		if ent.Sitemap && !c.opts.NoSitemaps && res.Status >= 200 && res.Status < 300 {
+			c.readSitemap(ent, res, out, &le)
+		}
+		ex := exchange(res)
+		ex.Metadata = pageMetadata(ent, res)
+		ref, err := c.archive.Write(ex)
 		if err != nil {
 			return fmt.Errorf("crawl: archive: %w", err)
 		}
@@ -198,7 +200,7 @@ func (c *Crawler) runHooks(ent frontier.Entry, res *fetch.Result, ferr error) ([
 		}
 	}
 	if c.opts.OnPage != nil {
-		p := &Page{URL: ent.URL, Depth: ent.Depth, Via: ent.Via, Result: res, Err: ferr, Links: links}
+		p := &Page{URL: ent.URL, Depth: ent.Depth, Via: ent.Via, Hops: ent.Hops, Result: res, Err: ferr, Links: links}
 		if err := c.opts.OnPage(p); err != nil {
 			return nil, fmt.Errorf("crawl: OnPage %s: %w", ent.URL, err)
 		}

@@ -180,20 +180,7 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (*Result, error) {
 // request go out, and only then parses the page's links, which takes
 // about as long as a fetch over loopback (issue #5).
 func (f *Fetcher) FetchBody(ctx context.Context, rawURL string) (*Result, error) {
-	u, err := parseFetchURL(rawURL)
-	if err != nil {
-		return nil, err
-	}
-	x, err := f.exchange(ctx, f.pageClient, u, rawURL, f.opts.MaxBodySize)
-	if x == nil {
-		return nil, err
-	}
-	res := x.result(rawURL)
-	res.Base = u
-	if res.Status >= 300 && res.Status < 400 {
-		res.Location = res.Header.Get("Location")
-	}
-	return res, err
+	return f.FetchBodyLimit(ctx, rawURL, f.opts.MaxBodySize)
 }
 
 // ParseLinks sets res.Base, Links, LinksDropped and NofollowSkipped from

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/layercrawl/layercrawl/urlnorm"
 )
@@ -95,6 +96,9 @@ type Candidate struct {
 	Depth     int      // hops from a seed
 	Redirects int      // consecutive redirect hops that led here
 	Via       string   // the page it was found on, or the redirecting URL; empty for seeds
+	Hops      string   // hop path from a seed (see Entry.Hops)
+	Sitemap   bool     // names a sitemap (see Entry.Sitemap)
+	LastMod   time.Time
 }
 
 // Seed is a seed parsed by Admission.ParseSeed.
@@ -192,7 +196,7 @@ func (a *Admission) SetScope(hosts, domains []string) {
 // it), the depth and redirect checks (they have none) and the trap limits
 // (a seed is the operator's choice).
 func (a *Admission) CheckSeed(canon string) (Candidate, Refusal) {
-	return a.check(canon, "", 0, 0)
+	return a.check(canon, nil, 0)
 }
 
 // Link resolves the reference ref found on parent's page against base
@@ -205,7 +209,7 @@ func (a *Admission) Link(parent Entry, base, ref string) (Candidate, Refusal) {
 	if err != nil {
 		return Candidate{}, a.refuse(RefusedInvalid)
 	}
-	return a.check(c, parent.URL, parent.Depth+1, 0)
+	return a.check(c, &parent, HopLink)
 }
 
 // PageLinks checks the references found on one page: Links parses the
@@ -236,14 +240,28 @@ func (a *Admission) Links(parent Entry, base string) *PageLinks {
 
 // Link checks one reference of the page, as Admission.Link does.
 func (p *PageLinks) Link(ref string) (Candidate, Refusal) {
+	return p.hop(ref, HopLink)
+}
+
+// Embed checks one requisite of the page (an image, a stylesheet, a URL
+// of its CSS): one embed hop further, exempt from the depth limit, and
+// admitted outside the scope up to MaxEmbedHops embed hops.
+func (p *PageLinks) Embed(ref string) (Candidate, Refusal) {
+	return p.hop(ref, HopEmbed)
+}
+
+func (p *PageLinks) hop(ref string, hop byte) (Candidate, Refusal) {
+	var c string
+	var err error
 	if p.parsed == nil {
-		return p.a.Link(p.parent, p.base, ref)
+		c, err = p.a.norm.Resolve(p.base, ref)
+	} else {
+		c, err = p.parsed.Resolve(ref)
 	}
-	c, err := p.parsed.Resolve(ref)
 	if err != nil {
 		return Candidate{}, p.a.refuse(RefusedInvalid)
 	}
-	return p.a.check(c, p.parent.URL, p.parent.Depth+1, 0)
+	return p.a.check(c, &p.parent, hop)
 }
 
 // Redirect resolves a redirect's Location against parent.URL and checks
@@ -253,7 +271,7 @@ func (a *Admission) Redirect(parent Entry, location string) (Candidate, Refusal)
 	if err != nil {
 		return Candidate{}, a.refuse(RefusedInvalid)
 	}
-	return a.check(c, parent.URL, parent.Depth+1, parent.Redirects+1)
+	return a.check(c, &parent, HopRedirect)
 }
 
 // Added records that the seen-set reported c new and that it was queued,
@@ -282,8 +300,9 @@ func (a *Admission) refuse(r Refusal) Refusal {
 	return r
 }
 
-// check runs the checks on one canonical URL; via is empty for seeds.
-func (a *Admission) check(canon, via string, depth, redirects int) (Candidate, Refusal) {
+// check runs the checks on one canonical URL found from parent by a hop
+// of type hop; parent is nil for seeds.
+func (a *Admission) check(canon string, parent *Entry, hop byte) (Candidate, Refusal) {
 	// The URL was just normalized: read its host off the canonical layout
 	// rather than parse it again. SplitCanonical refuses what net/url.Parse
 	// would (no http(s) scheme, no host, a host net/url rejects).
@@ -291,13 +310,23 @@ func (a *Admission) check(canon, via string, depth, redirects int) (Candidate, R
 	if !ok {
 		return Candidate{}, a.refuse(RefusedInvalid)
 	}
-	if a.opts.MaxDepth >= 0 && depth > a.opts.MaxDepth {
+	var via, hops string
+	depth, redirects := 0, 0
+	if parent != nil {
+		via, hops, depth = parent.URL, appendHop(parent.Hops, hop), parent.Depth+1
+		if hop == HopRedirect {
+			redirects = parent.Redirects + 1
+		}
+	}
+	embeds, isEmbed := embedChain(hops)
+	if !isEmbed && a.opts.MaxDepth >= 0 && depth > a.opts.MaxDepth {
 		return Candidate{}, a.refuse(RefusedDepth)
 	}
 	if a.opts.MaxRedirects >= 0 && redirects > a.opts.MaxRedirects {
 		return Candidate{}, a.refuse(RefusedRedirects)
 	}
-	if via != "" && !a.inScope(hostname, redirects > 0) {
+	if via != "" && !a.inScope(hostname, redirects > 0) &&
+		!(isEmbed && (a.opts.MaxEmbedHops < 0 || embeds <= a.opts.MaxEmbedHops)) {
 		return Candidate{}, a.refuse(RefusedScope)
 	}
 	if !a.allowed(canon) {
@@ -311,7 +340,7 @@ func (a *Admission) check(canon, via string, depth, redirects int) (Candidate, R
 			return Candidate{}, trapRefusal[r]
 		}
 	}
-	return Candidate{URL: canon, Host: host, Segments: segs, Depth: depth, Redirects: redirects, Via: via}, Admitted
+	return Candidate{URL: canon, Host: host, Segments: segs, Depth: depth, Redirects: redirects, Via: via, Hops: hops}, Admitted
 }
 
 // inScope reports whether a discovered URL on hostname may be followed;

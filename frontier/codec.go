@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // ErrCorrupt is matched by every *CorruptError.
@@ -39,8 +40,20 @@ const (
 	keyState      = "m/state"
 )
 
-// entryVersion is the first byte of an encoded entry.
-const entryVersion = 1
+// entryVersion is the first byte of an encoded entry. Version 1 (no hop
+// path, sitemap flag or lastmod) is still read: a queue written before
+// hop paths resumes.
+const (
+	entryVersion1 = 1
+	entryVersion  = 2
+)
+
+// maxLastMod bounds a decoded lastmod (Unix seconds, about 35,000 years
+// either way) so that every accepted value survives time.Unix unchanged.
+const maxLastMod = 1 << 40
+
+// Entry flags of version 2.
+const flagSitemap = 1
 
 // maxFieldLen bounds a decoded string so that a corrupt length cannot ask
 // for gigabytes.
@@ -79,15 +92,26 @@ func journalKey(seq uint64) []byte {
 }
 
 // encodeEntry appends the store value of e: version, depth, redirect hops,
-// URL, via.
+// URL, via, and (version 2) the hop path, flags and lastmod (Unix
+// seconds, 0 for none).
 func encodeEntry(e *Entry) []byte {
-	b := make([]byte, 0, 1+3*binary.MaxVarintLen64+len(e.URL)+len(e.Via))
+	b := make([]byte, 0, 1+5*binary.MaxVarintLen64+len(e.URL)+len(e.Via)+len(e.Hops))
 	b = append(b, entryVersion)
 	b = binary.AppendUvarint(b, uint64(e.Depth))
 	b = binary.AppendUvarint(b, uint64(e.Redirects))
 	b = appendString(b, e.URL)
 	b = appendString(b, e.Via)
-	return b
+	b = appendString(b, e.Hops)
+	var flags uint64
+	if e.Sitemap {
+		flags |= flagSitemap
+	}
+	b = binary.AppendUvarint(b, flags)
+	var lastmod int64
+	if !e.LastMod.IsZero() {
+		lastmod = e.LastMod.Unix()
+	}
+	return binary.AppendVarint(b, lastmod)
 }
 
 // decodeEntry parses a value written by encodeEntry. key is for errors only.
@@ -99,7 +123,8 @@ func decodeEntry(key, b []byte) (Entry, error) {
 	if len(b) == 0 {
 		return bad("empty entry")
 	}
-	if b[0] != entryVersion {
+	version := b[0]
+	if version != entryVersion && version != entryVersion1 {
 		return bad(fmt.Sprintf("unknown entry version %d", b[0]))
 	}
 	b = b[1:]
@@ -119,6 +144,25 @@ func decodeEntry(key, b []byte) (Entry, error) {
 	}
 	if e.Via, b, ok = readString(b); !ok {
 		return bad("bad via")
+	}
+	if version == entryVersion {
+		if e.Hops, b, ok = readString(b); !ok || len(e.Hops) > MaxHopPath {
+			return bad("bad hop path")
+		}
+		flags, n := binary.Uvarint(b)
+		if n <= 0 || flags&^flagSitemap != 0 {
+			return bad("bad flags")
+		}
+		e.Sitemap = flags&flagSitemap != 0
+		b = b[n:]
+		lastmod, n := binary.Varint(b)
+		if n <= 0 || lastmod < -maxLastMod || lastmod > maxLastMod {
+			return bad("bad lastmod")
+		}
+		b = b[n:]
+		if lastmod != 0 {
+			e.LastMod = time.Unix(lastmod, 0).UTC()
+		}
 	}
 	if len(b) != 0 {
 		return bad("trailing bytes")

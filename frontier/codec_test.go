@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"testing"
+	"time"
 )
 
 func TestEntryRoundTrip(t *testing.T) {
@@ -11,6 +12,9 @@ func TestEntryRoundTrip(t *testing.T) {
 		{URL: "http://a.test/"},
 		{URL: "https://b.test/x?y=1", Depth: 20, Redirects: 10, Via: "https://b.test/"},
 		{URL: "http://c.test/" + string(bytes.Repeat([]byte("p"), 5000)), Depth: 1 << 20, Via: "\x00\xff"},
+		{URL: "http://d.test/a.png", Depth: 3, Via: "http://d.test/", Hops: "LLE"},
+		{URL: "http://d.test/sitemap.xml", Depth: 1, Via: "http://d.test/robots.txt", Hops: "S", Sitemap: true},
+		{URL: "http://d.test/p", Depth: 2, Via: "http://d.test/sitemap.xml", Hops: "SS", LastMod: time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)},
 	}
 	for _, want := range tests {
 		got, err := decodeEntry(nil, encodeEntry(&want))
@@ -27,7 +31,10 @@ func TestDecodeEntryErrors(t *testing.T) {
 		in   []byte
 	}{
 		{"empty", nil},
-		{"version", append([]byte{2}, good[1:]...)},
+		{"version", append([]byte{3}, good[1:]...)},
+		{"flags", append(append([]byte(nil), good[:len(good)-2]...), 2, 0)},
+		{"lastmod", append(append([]byte(nil), good[:len(good)-1]...), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01)},
+		{"v1 with v2 fields", append([]byte{entryVersion1}, good[1:]...)},
 		{"truncated", good[:len(good)-1]},
 		{"trailing", append(append([]byte(nil), good...), 0)},
 		{"empty url", encodeEntry(&Entry{})},
@@ -39,6 +46,18 @@ func TestDecodeEntryErrors(t *testing.T) {
 		if !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: got %v, want ErrCorrupt", tc.name, err)
 		}
+	}
+}
+
+// A queue written before hop paths (entry version 1) still decodes.
+func TestDecodeEntryVersion1(t *testing.T) {
+	v1 := []byte{entryVersion1, 2, 1}
+	v1 = appendString(v1, "http://a.test/x")
+	v1 = appendString(v1, "http://a.test/")
+	got, err := decodeEntry(nil, v1)
+	want := Entry{URL: "http://a.test/x", Depth: 2, Redirects: 1, Via: "http://a.test/"}
+	if err != nil || got != want {
+		t.Errorf("decodeEntry(v1) = %+v, %v; want %+v", got, err, want)
 	}
 }
 
@@ -55,6 +74,8 @@ func FuzzDecodeEntry(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{entryVersion, 0x80})
 	f.Add([]byte{entryVersion, 0, 0, 200})
+	f.Add(encodeEntry(&Entry{URL: "http://a.test/s", Depth: 2, Via: "http://a.test/robots.txt", Hops: "SS", Sitemap: true, LastMod: time.Unix(1e9, 0).UTC()}))
+	f.Add(append([]byte{entryVersion1, 0, 0, 1, 'x'}, 0))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		e, err := decodeEntry(nil, b)
 		if err != nil {

@@ -73,6 +73,18 @@ type Entry struct {
 	Depth     int    // hops (links and redirects) from a seed
 	Redirects int    // consecutive redirect hops that led here
 	Via       string // the page it was found on, or the redirecting URL; empty for seeds
+	// Hops is the hop path from a seed, one letter a hop (HopLink,
+	// HopEmbed, HopRedirect, HopSitemap), as Heritrix writes it: "LLE" is
+	// a requisite of a page two links from a seed. Empty for seeds and for
+	// entries queued before hop paths were recorded; at most MaxHopPath
+	// letters, the last ones.
+	Hops string
+	// Sitemap says the URL names a sitemap (from robots.txt or a sitemap
+	// index): its body is read as one.
+	Sitemap bool
+	// LastMod is the <lastmod> of the sitemap entry that listed the URL,
+	// zero if none.
+	LastMod time.Time
 
 	host string // queue key: host[:port]
 	seq  uint64 // position in the store, 0 until committed
@@ -91,6 +103,20 @@ type Outcome struct {
 	Base string
 	// Links are the page's references as written (resolved here).
 	Links []string
+	// Embeds are the page's requisites as written (resolved against Base
+	// too), queued one embed hop further (see
+	// AdmissionOptions.MaxEmbedHops).
+	Embeds []string
+	// RobotsSitemaps are the Sitemap lines of the robots.txt of the
+	// entry's site, queued as sitemaps one hop from that robots.txt (see
+	// Admission.RobotsSitemap).
+	RobotsSitemaps []string
+	// Sitemaps are the sitemaps a sitemap index lists, queued as sitemaps
+	// one sitemap hop further.
+	Sitemaps []string
+	// Listed are the pages a sitemap lists, queued one sitemap hop
+	// further with their lastmod.
+	Listed []Listed
 	// Redirect is a 3xx response's Location, resolved against the entry's
 	// URL; it is queued one redirect hop further.
 	Redirect string
@@ -390,7 +416,7 @@ func (f *Frontier) consider(ctx context.Context, o *op, c Candidate, r Refusal) 
 		return true, nil
 	}
 	f.adm.Added(c)
-	o.adds = append(o.adds, Entry{URL: c.URL, Depth: c.Depth, Redirects: c.Redirects, Via: c.Via, host: c.Host})
+	o.adds = append(o.adds, c.entry())
 	return true, nil
 }
 
@@ -404,23 +430,38 @@ func (f *Frontier) considerLinks(ctx context.Context, o *op, e Entry, out Outcom
 	}
 	keys := newPageKeys(base)
 	links := f.adm.Links(e, base)
-	for _, ref := range out.Links {
-		k := keys.key(ref)
-		if f.links.has(k) {
-			f.cDup.Add(1)
-			f.cCached.Add(1)
-			continue
+	for i, refs := range [2][]string{out.Links, out.Embeds} {
+		check := links.Link
+		if i == 1 {
+			check = links.Embed
 		}
-		c, r := links.Link(ref)
-		checked, err := f.consider(ctx, o, c, r)
-		if err != nil {
-			return err
-		}
-		if checked {
-			f.links.add(k)
+		for _, ref := range refs {
+			k := keys.key(ref)
+			if f.links.has(k) {
+				f.cDup.Add(1)
+				f.cCached.Add(1)
+				continue
+			}
+			c, r := check(ref)
+			checked, err := f.consider(ctx, o, c, r)
+			if err != nil {
+				return err
+			}
+			if checked {
+				f.links.add(k)
+			}
 		}
 	}
 	return nil
+}
+
+// considerSitemaps checks the sitemap URLs of an outcome and adds the new
+// ones to o.
+func (f *Frontier) considerSitemaps(ctx context.Context, o *op, e Entry, out Outcome) error {
+	return SitemapCandidates(f.adm, e, out, func(c Candidate, r Refusal) error {
+		_, err := f.consider(ctx, o, c, r)
+		return err
+	})
 }
 
 // Next hands out the next entry of the host that has waited longest among
@@ -682,11 +723,15 @@ func (f *Frontier) Done(ctx context.Context, e Entry, out Outcome) error {
 			return err
 		}
 	}
-	if len(out.Links) > 0 {
+	if len(out.Links) > 0 || len(out.Embeds) > 0 {
 		if err := f.considerLinks(ctx, o, e, out); err != nil {
 			f.fail(err)
 			return err
 		}
+	}
+	if err := f.considerSitemaps(ctx, o, e, out); err != nil {
+		f.fail(err)
+		return err
 	}
 	return f.commit(o)
 }

@@ -18,6 +18,7 @@ var ErrInvalidOptions = errors.New("frontier: invalid options")
 const (
 	DefaultMaxDepth      = 20               // hops (links and redirects) from a seed
 	DefaultMaxRedirects  = 10               // consecutive redirect hops
+	DefaultMaxEmbedHops  = 2                // embed hops outside the scope
 	DefaultDelay         = time.Second      // between two requests to one host
 	DefaultMaxCrawlDelay = 30 * time.Second // cap on robots.txt Crawl-delay
 )
@@ -89,6 +90,14 @@ type AdmissionOptions struct {
 	// DefaultMaxRedirects (10); negative: no limit (MaxDepth still
 	// applies).
 	MaxRedirects int
+	// MaxEmbedHops is how many embed hops (requisites of requisites, as
+	// a stylesheet's font) a page requisite may lie outside the scope:
+	// the requisites of a page in scope are fetched from any host (its
+	// CDN) up to that many hops, and within the scope without limit.
+	// Requisites are exempt from MaxDepth. Default DefaultMaxEmbedHops
+	// (2); negative: no limit. A crawl that wants no requisites turns
+	// them off where links are extracted (fetch.Options.NoEmbeds).
+	MaxEmbedHops int
 	// Limits are the defences against crawler traps (URL length, path
 	// segments, repeated segments, per-host budget, children per prefix);
 	// each zero field takes its default, a negative one is off. See Limits.
@@ -102,6 +111,9 @@ func (o *AdmissionOptions) EnsureDefaults() {
 	}
 	if o.MaxRedirects == 0 {
 		o.MaxRedirects = DefaultMaxRedirects
+	}
+	if o.MaxEmbedHops == 0 {
+		o.MaxEmbedHops = DefaultMaxEmbedHops
 	}
 	o.Limits.EnsureDefaults()
 }

@@ -22,6 +22,7 @@ type Entry struct {
 	Bytes       int64     `json:"bytes"`        // body bytes kept (after decompression and truncation)
 	Depth       int       `json:"depth"`        // link hops from the seeds
 	Via         string    `json:"via"`          // the page the URL was found on; empty for seeds
+	HopPath     string    `json:"hop_path"`     // how the URL was reached from a seed, a letter a hop: L link, E embed, R redirect, S sitemap
 	FetchedAt   time.Time `json:"fetched_at"`   // start of the fetch; written as RFC 3339 with nanoseconds, UTC
 	DurationMS  float64   `json:"duration_ms"`  // wall time of the fetch in milliseconds
 
@@ -30,6 +31,14 @@ type Entry struct {
 	IP           string `json:"ip,omitempty"`             // address connected to
 	WARCFile     string `json:"warc_file,omitempty"`      // base name of the WARC file holding the response
 	WARCRecordID string `json:"warc_record_id,omitempty"` // WARC-Record-ID of the response record
+
+	LastMod time.Time `json:"lastmod,omitzero"` // <lastmod> of the sitemap entry that listed the URL
+	// A sitemap's lines: the URLs it listed (kept), those cut past the
+	// per-file limit, and why reading it failed (the URLs before the
+	// fault are kept).
+	SitemapURLs  int    `json:"sitemap_urls,omitempty"`
+	SitemapCut   int    `json:"sitemap_cut,omitempty"`
+	SitemapError string `json:"sitemap_error,omitempty"`
 }
 
 // CrawlLog appends Entries as JSON lines. It is safe for concurrent use.

@@ -122,6 +122,10 @@ type Exchange struct {
 	// Truncated says why Body is incomplete, as a WARC-Truncated value:
 	// "length", "time", "disconnect" or "unspecified". Empty when whole.
 	Truncated string
+	// Metadata, when not empty, is written as a third record, of type
+	// metadata, concurrent to the response: application/warc-fields
+	// lines ("name: value" and CRLF), as MetadataFields builds them.
+	Metadata []byte
 }
 
 // maxPooledRecord is the largest compressed pair whose buffer is kept for
@@ -132,9 +136,10 @@ const maxPooledRecord = 4 << 20
 type WARCRef struct {
 	File       string // base name of the WARC file
 	Offset     int64  // offset of the request record's gzip member
-	Length     int64  // compressed length of both records
+	Length     int64  // compressed length of its records (request, response and any metadata)
 	RequestID  string // WARC-Record-ID of the request record
 	ResponseID string // WARC-Record-ID of the response record
+	MetadataID string // WARC-Record-ID of the metadata record; empty if none
 }
 
 // WARCWriter writes WARC 1.1 files: a warcinfo record at the start of every
@@ -207,7 +212,8 @@ func lastSerial(dir, prefix string) (int, error) {
 }
 
 // Write appends ex as a request record and a response record that name each
-// other in WARC-Concurrent-To. It returns where they went.
+// other in WARC-Concurrent-To, then, when ex.Metadata is set, a metadata
+// record concurrent to the response. It returns where they went.
 func (w *WARCWriter) Write(ex *Exchange) (WARCRef, error) {
 	if err := ex.validate(); err != nil {
 		return WARCRef{}, err
@@ -251,6 +257,17 @@ func (w *WARCWriter) Write(ex *Exchange) (WARCRef, error) {
 		ex.ResponseHead, ex.Body, w.opts.GzipLevel); err != nil {
 		return WARCRef{}, err
 	}
+	var metaID string
+	if len(ex.Metadata) > 0 {
+		if metaID, err = newRecordID(); err != nil {
+			return WARCRef{}, err
+		}
+		fields = []warcField{{"WARC-Target-URI", ex.TargetURI}, {"WARC-Concurrent-To", respID}}
+		if err := b.record("metadata", metaID, date, fields, "application/warc-fields",
+			nil, ex.Metadata, w.opts.GzipLevel); err != nil {
+			return WARCRef{}, err
+		}
+	}
 
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -258,7 +275,7 @@ func (w *WARCWriter) Write(ex *Exchange) (WARCRef, error) {
 	if err != nil {
 		return WARCRef{}, err
 	}
-	return WARCRef{File: w.name, Offset: off, Length: int64(len(b.out.b)), RequestID: reqID, ResponseID: respID}, nil
+	return WARCRef{File: w.name, Offset: off, Length: int64(len(b.out.b)), RequestID: reqID, ResponseID: respID, MetadataID: metaID}, nil
 }
 
 // appendLocked writes p to the current file, rotating first when needed,

@@ -38,7 +38,8 @@ func testExchanges(seed uint64) []*Exchange {
 	return []*Exchange{
 		{TargetURI: "http://a.example/path?q=1", IP: "127.0.0.1", Date: date, RequestHead: req,
 			ResponseHead: ResponseHead("HTTP/1.1", 200, http.Header{"Content-Type": {"text/html; charset=utf-8"}, "Content-Encoding": {"gzip"}}, 19),
-			Body:         []byte("<html>héllo</html>")},
+			Body:         []byte("<html>héllo</html>"),
+			Metadata:     AppendWARCField([]byte("hopsFromSeed: LL\r\n"), "outlink", "http://a.example/x L a/@href")},
 		{TargetURI: "http://a.example/empty", Date: date.Add(time.Second), RequestHead: req,
 			ResponseHead: ResponseHead("", 204, nil, 0)},
 		{TargetURI: "https://b.example/bin", IP: "::1", Date: date.Add(2 * time.Second), RequestHead: req,
@@ -130,13 +131,22 @@ func checkWARCFile(t *testing.T, wf warcFile) [][2]*WARCRecord {
 	}
 	var pairs [][2]*WARCRecord
 	rest := wf.records[1:]
-	if len(rest)%2 != 0 {
-		t.Fatalf("%s: %d records after warcinfo, want pairs", wf.name, len(rest))
-	}
 	for i := 0; i < len(rest); i += 2 {
+		if i+1 >= len(rest) {
+			t.Fatalf("%s: %d records after warcinfo, want pairs (each maybe with its metadata)", wf.name, len(rest))
+		}
 		req, resp := rest[i], rest[i+1]
 		if req.Header.Get("WARC-Type") != "request" || resp.Header.Get("WARC-Type") != "response" {
 			t.Fatalf("pair %d: types %s, %s", i/2, req.Header.Get("WARC-Type"), resp.Header.Get("WARC-Type"))
+		}
+		if i+2 < len(rest) && rest[i+2].Header.Get("WARC-Type") == "metadata" {
+			meta := rest[i+2]
+			i++
+			if meta.Header.Get("WARC-Concurrent-To") != resp.Header.Get("WARC-Record-ID") ||
+				meta.Header.Get("WARC-Target-URI") != resp.Header.Get("WARC-Target-URI") ||
+				meta.Header.Get("Content-Type") != "application/warc-fields" || len(meta.Block) == 0 {
+				t.Errorf("metadata record after pair %d: %v", i/2, meta.Header)
+			}
 		}
 		if req.Header.Get("WARC-Concurrent-To") != resp.Header.Get("WARC-Record-ID") ||
 			resp.Header.Get("WARC-Concurrent-To") != req.Header.Get("WARC-Record-ID") {
@@ -234,6 +244,14 @@ func TestWARCRoundTrip(t *testing.T) {
 		r := NewWARCReader(io.NewSectionReader(f, refs[i].Offset, refs[i].Length))
 		got1, err1 := r.Next()
 		got2, err2 := r.Next()
+		if len(ex.Metadata) > 0 {
+			meta, err := r.Next()
+			if err != nil || refs[i].MetadataID == "" || meta.Header.Get("WARC-Record-ID") != refs[i].MetadataID || !bytes.Equal(meta.Block, ex.Metadata) {
+				t.Errorf("%d: metadata record of the ref: %v, %v", i, meta, err)
+			}
+		} else if refs[i].MetadataID != "" {
+			t.Errorf("%d: MetadataID %q without metadata", i, refs[i].MetadataID)
+		}
 		_, err3 := r.Next()
 		f.Close()
 		if err1 != nil || err2 != nil || err3 != io.EOF ||
@@ -642,5 +660,19 @@ func TestWARCReaderLongHeader(t *testing.T) {
 	_, err = NewWARCReader(bytes.NewReader(build(maxWARCHeader / 4))).Next()
 	if !errors.Is(err, ErrCorrupt) {
 		t.Errorf("header over %d bytes: err %v, want ErrCorrupt", maxWARCHeader, err)
+	}
+}
+
+func TestAppendWARCField(t *testing.T) {
+	tests := []struct{ name, value, want string }{
+		{"outlink", "http://a.test/x L a/@href", "outlink: http://a.test/x L a/@href\r\n"},
+		{"via", "http://a.test/\r\nWARC-Type: response", "via: http://a.test/%0D%0AWARC-Type: response\r\n"},
+		{"x", "tab\there\x7f", "x: tab%09here%7F\r\n"},
+		{"empty", "", "empty: \r\n"},
+	}
+	for _, tc := range tests {
+		if got := string(AppendWARCField([]byte("a"), tc.name, tc.value)); got != "a"+tc.want {
+			t.Errorf("AppendWARCField(%q, %q) = %q, want %q", tc.name, tc.value, got, "a"+tc.want)
+		}
 	}
 }

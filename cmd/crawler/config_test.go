@@ -96,3 +96,33 @@ func TestShippedConfig(t *testing.T) {
 		t.Errorf("examples/crawl.toml: urls %v, out %q", urls, c.opts.Dir)
 	}
 }
+
+// Issue #11's flags map onto crawl.Options, from the command line and from
+// a config file.
+func TestCaptureFlags(t *testing.T) {
+	c, _, err := parseTestArgs(t, "--no-embeds", "--max-embed-hops", "-1", "--no-sitemaps",
+		"--sitemap-max-urls", "100", "--sitemap-max-bytes", "4096")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := c.opts
+	if !o.Fetch.NoEmbeds || o.Admission.MaxEmbedHops != -1 || !o.NoSitemaps || o.Sitemap.MaxURLs != 100 || o.Sitemap.MaxBytes != 4096 {
+		t.Errorf("flags not applied: NoEmbeds %v, MaxEmbedHops %d, NoSitemaps %v, Sitemap %+v",
+			o.Fetch.NoEmbeds, o.Admission.MaxEmbedHops, o.NoSitemaps, o.Sitemap)
+	}
+	c, _, err = parseTestArgs(t, "--config", writeConfig(t, "no-sitemaps = true\nmax-embed-hops = 3\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.opts.NoSitemaps || c.opts.Admission.MaxEmbedHops != 3 || c.opts.Fetch.NoEmbeds {
+		t.Errorf("config not applied: NoSitemaps %v, MaxEmbedHops %d, NoEmbeds %v", c.opts.NoSitemaps, c.opts.Admission.MaxEmbedHops, c.opts.Fetch.NoEmbeds)
+	}
+	// The defaults: requisites and sitemaps on.
+	c, _, err = parseTestArgs(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.opts.Fetch.NoEmbeds || c.opts.NoSitemaps || c.opts.Admission.MaxEmbedHops != 2 {
+		t.Errorf("defaults: NoEmbeds %v, NoSitemaps %v, MaxEmbedHops %d", c.opts.Fetch.NoEmbeds, c.opts.NoSitemaps, c.opts.Admission.MaxEmbedHops)
+	}
+}

@@ -65,6 +65,11 @@ func crawlFlags(fs *flag.FlagSet, c *crawlCommand) {
 	fs.Int64Var(&f.MaxBodySize, "max-body-size", fetch.DefaultMaxBodySize, "most bytes of a response body kept, counted after decompression; a longer body is cut there and logged as truncated")
 	fs.IntVar(&f.MaxOutlinks, "max-outlinks", fetch.DefaultMaxOutlinks, "most links kept per page, in document order, like Nutch's db.max.outlinks.per.page (-1: no limit)")
 	fs.BoolVar(&f.FollowNofollow, "follow-nofollow", false, `follow links marked rel="nofollow"`)
+	fs.BoolVar(&f.NoEmbeds, "no-embeds", false, "do not fetch page requisites (images, scripts, stylesheets, media, the URLs of CSS); by default they are fetched, from any host up to --max-embed-hops outside the scope")
+	fs.IntVar(&o.Admission.MaxEmbedHops, "max-embed-hops", frontier.DefaultMaxEmbedHops, "most embed hops (a requisite's requisites, as a stylesheet's font) a requisite may lie outside --scope; requisites are exempt from --max-depth (-1: no limit)")
+	fs.BoolVar(&o.NoSitemaps, "no-sitemaps", false, "do not read the sitemaps named by robots.txt Sitemap lines (by default they are fetched, with their index children, and the pages they list followed)")
+	fs.IntVar(&o.Sitemap.MaxURLs, "sitemap-max-urls", fetch.DefaultSitemapMaxURLs, "most URLs read from one sitemap file; the rest are cut and counted (-1: no limit)")
+	fs.Int64Var(&o.Sitemap.MaxBytes, "sitemap-max-bytes", fetch.DefaultSitemapMaxBytes, "most bytes of one sitemap file, counted after decompression; a longer one is cut there and counted (too large, or a gzip bomb)")
 	fs.Uint64Var(&o.ExpectedURLs, "expected-urls", crawl.DefaultExpectedURLs, "URLs the duplicate filter is sized for (fixed when the crawl starts)")
 	fs.Float64Var(&o.FalsePositiveRate, "fp-target", crawl.DefaultFalsePositiveRate, "false-positive rate the duplicate filter is sized for at --expected-urls; progress warns above it")
 	durationVar(fs, &o.CheckpointInterval, "checkpoint-interval", crawl.DefaultCheckpointInterval, "how often the duplicate filter is snapshotted")
@@ -252,6 +257,10 @@ func printSummary(w io.Writer, cr *crawl.Crawler, interrupted bool) {
 	fmt.Fprintf(w, "  truncated         %d bodies cut at --max-body-size %d, %d by --fetch-timeout %v, %d by a disconnect\n",
 		f.TruncatedLength, o.Fetch.MaxBodySize, f.TruncatedTime, o.Fetch.FetchTimeout, f.TruncatedLost)
 	fmt.Fprintf(w, "  outlinks          %d pages cut at --max-outlinks %d, %d links dropped\n", f.OutlinksCapped, o.Fetch.MaxOutlinks, f.LinksDropped)
+	if sm := f.Sitemaps; sm.Files > 0 {
+		fmt.Fprintf(w, "  sitemaps          %d read, %d URLs listed, %d cut at --sitemap-max-urls; %d malformed, %d not a sitemap, %d over --sitemap-max-bytes, %d gzip bombs, %d indexes nested too deep\n",
+			sm.Files, sm.URLs, sm.Cut, sm.Malformed, sm.ContentType, sm.TooLarge, sm.GzipBomb, sm.TooDeep)
+	}
 	a := s.Admission
 	fmt.Fprintf(w, "  discovered        %d new, %d duplicates (%d known from the link cache); %d out of scope, %d filtered by --allow/--deny, %d beyond --max-depth, %d beyond --max-redirects, %d invalid\n",
 		s.New, s.Duplicates, s.CachedLinks, a.OutOfScope, a.Filtered, a.TooDeep, a.TooManyRedirects, a.Invalid)

@@ -116,11 +116,29 @@ type record struct {
 	Depth     int    `json:"d,omitempty"`
 	Redirects int    `json:"r,omitempty"`
 	Via       string `json:"v,omitempty"`
+	// Added with hop paths; absent from records queued before them,
+	// which decode with their zero values.
+	Hops    string `json:"h,omitempty"`
+	Sitemap bool   `json:"s,omitempty"`
+	LastMod int64  `json:"m,omitempty"` // Unix seconds
 }
 
+// maxLastMod bounds a record's lastmod (Unix seconds, about 35,000 years
+// either way) so that every accepted value survives time.Unix unchanged.
+const maxLastMod = 1 << 40
+
 func encodeRecord(e frontier.Entry) string {
-	b, _ := json.Marshal(record{URL: e.URL, Depth: e.Depth, Redirects: e.Redirects, Via: e.Via})
+	b, _ := json.Marshal(newRecord(e))
 	return string(b)
+}
+
+// newRecord returns the record of an entry.
+func newRecord(e frontier.Entry) record {
+	r := record{URL: e.URL, Depth: e.Depth, Redirects: e.Redirects, Via: e.Via, Hops: e.Hops, Sitemap: e.Sitemap}
+	if !e.LastMod.IsZero() {
+		r.LastMod = e.LastMod.Unix()
+	}
+	return r
 }
 
 // decodeRecord parses a queued entry, rejecting anything that is not a
@@ -130,10 +148,14 @@ func decodeRecord(s string) (frontier.Entry, error) {
 	if err := json.Unmarshal([]byte(s), &r); err != nil {
 		return frontier.Entry{}, fmt.Errorf("%w: entry %.60q: %w", ErrCorrupt, s, err)
 	}
-	if r.URL == "" || r.Depth < 0 || r.Redirects < 0 {
-		return frontier.Entry{}, fmt.Errorf("%w: entry %.60q: missing URL or negative depth", ErrCorrupt, s)
+	if r.URL == "" || r.Depth < 0 || r.Redirects < 0 || len(r.Hops) > frontier.MaxHopPath || r.LastMod < -maxLastMod || r.LastMod > maxLastMod {
+		return frontier.Entry{}, fmt.Errorf("%w: entry %.60q: missing URL, negative depth, overlong hop path or lastmod out of range", ErrCorrupt, s)
 	}
-	return frontier.Entry{URL: r.URL, Depth: r.Depth, Redirects: r.Redirects, Via: r.Via}, nil
+	e := frontier.Entry{URL: r.URL, Depth: r.Depth, Redirects: r.Redirects, Via: r.Via, Hops: r.Hops, Sitemap: r.Sitemap}
+	if r.LastMod != 0 {
+		e.LastMod = time.Unix(r.LastMod, 0).UTC()
+	}
+	return e, nil
 }
 
 // stage is what Done records under the host's lease before it touches the
@@ -608,14 +630,25 @@ func (f *Frontier) Done(ctx context.Context, e frontier.Entry, out frontier.Outc
 			return
 		}
 		inBatch[c.URL] = true
-		cands = append(cands, record{URL: c.URL, Depth: c.Depth, Redirects: c.Redirects, Via: c.Via})
+		cands = append(cands, newRecord(frontier.Entry{URL: c.URL, Depth: c.Depth, Redirects: c.Redirects, Via: c.Via,
+			Hops: c.Hops, Sitemap: c.Sitemap, LastMod: c.LastMod}))
 	}
 	if out.Redirect != "" {
 		add(f.adm.Redirect(e, out.Redirect))
 	}
-	for _, ref := range out.Links {
-		add(f.adm.Link(e, out.Base, ref))
+	if len(out.Links) > 0 || len(out.Embeds) > 0 {
+		links := f.adm.Links(e, out.Base)
+		for _, ref := range out.Links {
+			add(links.Link(ref))
+		}
+		for _, ref := range out.Embeds {
+			add(links.Embed(ref))
+		}
 	}
+	_ = frontier.SitemapCandidates(f.adm, e, out, func(c frontier.Candidate, r frontier.Refusal) error {
+		add(c, r)
+		return nil
+	})
 	st := stage{Batch: f.opts.Seen.NewBatchID(), Fetched: out.Fetched, Failed: out.Failed, DelayMS: delay.Milliseconds(), Cands: cands}
 	if len(cands) > 0 {
 		blob, _ := json.Marshal(st)

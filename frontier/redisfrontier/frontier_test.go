@@ -336,6 +336,14 @@ func TestRecordRoundTrip(t *testing.T) {
 		{URL: "http://a.test/"},
 		{URL: "https://b.test/x?y=1", Depth: 3, Redirects: 2, Via: "http://a.test/"},
 		{URL: "http://c.test/\"quoted\"\n", Depth: 20},
+		{URL: "http://d.test/a.png", Depth: 2, Via: "http://d.test/", Hops: "LE"},
+		{URL: "http://d.test/p", Depth: 2, Via: "http://d.test/s.xml", Hops: "SS", LastMod: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)},
+		{URL: "http://d.test/s.xml", Depth: 1, Via: "http://d.test/robots.txt", Hops: "S", Sitemap: true},
+	}
+	// A record queued before hop paths decodes with none.
+	old := `{"u":"http://a.test/x","d":1,"v":"http://a.test/"}`
+	if got, err := decodeRecord(old); err != nil || got != (frontier.Entry{URL: "http://a.test/x", Depth: 1, Via: "http://a.test/"}) {
+		t.Errorf("decodeRecord(%s) = %+v, %v", old, got, err)
 	}
 	for _, want := range tests {
 		got, err := decodeRecord(encodeRecord(want))
@@ -343,7 +351,7 @@ func TestRecordRoundTrip(t *testing.T) {
 			t.Errorf("decodeRecord(encodeRecord(%+v)) = %+v, %v", want, got, err)
 		}
 	}
-	for _, bad := range []string{"", "{", `{"u":""}`, `{"u":"x","d":-1}`, `[1]`, `{"u":5}`} {
+	for _, bad := range []string{"", "{", `{"u":""}`, `{"u":"x","d":-1}`, `[1]`, `{"u":5}`, `{"u":"x","m":9223372036854775807}`, `{"u":"x","s":1}`} {
 		if _, err := decodeRecord(bad); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("decodeRecord(%q) error = %v, want ErrCorrupt", bad, err)
 		}
@@ -353,6 +361,8 @@ func TestRecordRoundTrip(t *testing.T) {
 func FuzzDecodeRecord(f *testing.F) {
 	f.Add(encodeRecord(frontier.Entry{URL: "http://a.test/", Depth: 1, Via: "http://b.test/"}))
 	f.Add(`{"u":"x","d":-1}`)
+	f.Add(`{"u":"http://a.test/s.xml","d":1,"v":"http://a.test/robots.txt","h":"S","s":true,"m":1714521600}`)
+	f.Add(`{"u":"http://a.test/p","m":9223372036854775807}`)
 	f.Add(`{"b":"id","c":[{"u":"http://a/"}]}`)
 	f.Add("")
 	f.Fuzz(func(t *testing.T, s string) {
