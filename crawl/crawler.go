@@ -77,6 +77,10 @@ type Crawler struct {
 	robotsErr map[string]string // site -> why its robots.txt fetch failed
 
 	counters counters
+
+	// payloads is the payload index; nil with Options.NoRevisits, and in
+	// Redis mode until Run.
+	payloads PayloadIndex
 }
 
 type runState uint8
@@ -95,6 +99,7 @@ type counters struct {
 	outlinksCapped, linksDropped      atomic.Uint64
 	cutLength, cutTime, cutDisconnect atomic.Uint64
 	pages                             atomic.Uint64
+	revisits, revisitBytes            atomic.Uint64
 }
 
 // New validates a copy of opts and opens the crawl's local parts: the

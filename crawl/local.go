@@ -60,6 +60,16 @@ func (c *Crawler) openLocal() error {
 		c.filter = f
 		c.seen = filterSeen{f}
 	}
+	if !o.NoRevisits {
+		c.payloads = o.Payloads
+		if c.payloads == nil {
+			p, err := openStorePayloads(c.store, o.PayloadDigests)
+			if err != nil {
+				return err
+			}
+			c.payloads = p
+		}
+	}
 	if err := c.loadSnapshot(); err != nil {
 		return err
 	}

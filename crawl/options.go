@@ -28,6 +28,8 @@ const (
 	DefaultStopGrace          = 10 * time.Second
 	DefaultWARCMaxSize        = 1 << 30
 	DefaultRedisLease         = 2 * time.Minute
+	DefaultRevisitMinSize     = 1024
+	DefaultPayloadDigests     = 1_000_000
 )
 
 // Options configures a Crawler. The zero value of every field takes the
@@ -99,6 +101,24 @@ type Options struct {
 	// (default 1 GiB), GzipLevel (default 1, the fastest; records up to
 	// 16 KiB then use deflate's fixed codes) and the warcinfo fields.
 	WARC storage.WARCOptions
+
+	// NoRevisits archives every response in full. By default a 2xx
+	// response whose whole payload (at least RevisitMinSize bytes) was
+	// archived before under any URL is written as a WARC revisit record
+	// (profile identical-payload-digest) referring to the first one, and
+	// logged with duplicate_of.
+	NoRevisits bool
+	// RevisitMinSize is the smallest payload written as a revisit: a
+	// revisit record costs about 700 bytes, so a smaller payload saves
+	// nothing. Default DefaultRevisitMinSize (1024); negative: no minimum.
+	RevisitMinSize int64
+	// PayloadDigests bounds the payload index (in the store, or in
+	// Redis): the last PayloadDigests digests archived in full are
+	// remembered, about 150 bytes each on disk. Default
+	// DefaultPayloadDigests (1M); negative: no limit.
+	PayloadDigests int64
+	// Payloads replaces the payload index (local mode only).
+	Payloads PayloadIndex
 
 	// Redis, when set, runs this process as one worker of a crawl shared
 	// through Redis: the frontier, the seen-set and robots.txt are in
@@ -190,6 +210,12 @@ func (o *Options) EnsureDefaults() {
 	if o.StopGrace == 0 {
 		o.StopGrace = DefaultStopGrace
 	}
+	if o.RevisitMinSize == 0 {
+		o.RevisitMinSize = DefaultRevisitMinSize
+	}
+	if o.PayloadDigests == 0 {
+		o.PayloadDigests = DefaultPayloadDigests
+	}
 	if o.WARC.MaxFileSize == 0 {
 		o.WARC.MaxFileSize = DefaultWARCMaxSize
 	}
@@ -240,8 +266,8 @@ func (o *Options) Validate() error {
 			return invalid("Redis.URL is required")
 		case !validWorkerName(r.Worker):
 			return invalid("Redis.Worker %q: only letters, digits, '-', '_' and '.' go into file names", r.Worker)
-		case o.Seen != nil || o.Store != nil:
-			return invalid("Seen and Store are local-mode options: in Redis mode both are in Redis")
+		case o.Seen != nil || o.Store != nil || o.Payloads != nil:
+			return invalid("Seen, Store and Payloads are local-mode options: in Redis mode they are in Redis")
 		case r.Lease <= o.Fetch.FetchTimeout:
 			// An entry whose fetch runs to its timeout must still be
 			// done before the lease ends, or it is fetched twice.

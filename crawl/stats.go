@@ -61,6 +61,8 @@ type FetchStats struct {
 	TruncatedLost     uint64 // bodies cut by the server going away
 	OutlinksCapped    uint64 // pages whose links were cut at Fetch.MaxOutlinks
 	LinksDropped      uint64 // links so cut
+	Revisits          uint64 // responses archived as WARC revisit records: their payload was archived before
+	RevisitBytes      uint64 // payload bytes those revisits did not store again
 }
 
 // FilterStats describe the duplicate filter.
@@ -107,6 +109,8 @@ func (c *Crawler) Stats() Stats {
 		TruncatedLost:     k.cutDisconnect.Load(),
 		OutlinksCapped:    k.outlinksCapped.Load(),
 		LinksDropped:      k.linksDropped.Load(),
+		Revisits:          k.revisits.Load(),
+		RevisitBytes:      k.revisitBytes.Load(),
 	}
 	if c.front != nil {
 		f := c.front.Stats()

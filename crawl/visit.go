@@ -71,7 +71,7 @@ func (c *Crawler) visit(ctx context.Context, ent frontier.Entry) (out frontier.O
 	}
 	out.Fetched = true
 	c.counters.fetched.Add(1)
-	if err := c.record(ent, res, ferr, &out); err != nil {
+	if err := c.record(ctx, ent, res, ferr, &out); err != nil {
 		return out, false, err
 	}
 	links, err := c.runHooks(ent, res, ferr)
@@ -133,7 +133,7 @@ func (c *Crawler) checkRobots(ctx context.Context, ent frontier.Entry) (robots *
 
 // record archives a fetch's exchange, logs it, counts it, and sets the
 // parts of out that the response decides (failure, redirect, base).
-func (c *Crawler) record(ent frontier.Entry, res *fetch.Result, ferr error, out *frontier.Outcome) error {
+func (c *Crawler) record(ctx context.Context, ent frontier.Entry, res *fetch.Result, ferr error, out *frontier.Outcome) error {
 	le := storage.Entry{URL: ent.URL, Depth: ent.Depth, Via: ent.Via}
 	if ferr != nil {
 		c.counters.fetchErrors.Add(1)
@@ -152,9 +152,9 @@ func (c *Crawler) record(ent frontier.Entry, res *fetch.Result, ferr error, out 
 		if res.RemoteAddr.IsValid() {
 			le.IP = res.RemoteAddr.Addr().String()
 		}
-		ref, err := c.archive.Write(exchange(res))
+		ref, err := c.archiveResponse(ctx, res, &le)
 		if err != nil {
-			return fmt.Errorf("crawl: archive: %w", err)
+			return err
 		}
 		le.WARCFile, le.WARCRecordID = ref.File, ref.ResponseID
 		if res.Status >= 400 {

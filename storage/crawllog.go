@@ -30,6 +30,7 @@ type Entry struct {
 	IP           string `json:"ip,omitempty"`             // address connected to
 	WARCFile     string `json:"warc_file,omitempty"`      // base name of the WARC file holding the response
 	WARCRecordID string `json:"warc_record_id,omitempty"` // WARC-Record-ID of the response record
+	DuplicateOf  string `json:"duplicate_of,omitempty"`   // URL whose identical payload was archived before: the response is a WARC revisit record
 }
 
 // CrawlLog appends Entries as JSON lines. It is safe for concurrent use.
