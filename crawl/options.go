@@ -30,6 +30,10 @@ const (
 	DefaultRedisLease         = 2 * time.Minute
 	DefaultRevisitMinSize     = 1024
 	DefaultPayloadDigests     = 1_000_000
+	// DefaultNearDuplicateThreshold is the estimated resemblance at which
+	// a page counts as a near-duplicate (docs/BENCHMARKS.md, issue 14).
+	DefaultNearDuplicateThreshold = 0.7
+	DefaultNearDuplicatePages     = 1_000_000
 )
 
 // Options configures a Crawler. The zero value of every field takes the
@@ -119,6 +123,22 @@ type Options struct {
 	PayloadDigests int64
 	// Payloads replaces the payload index (local mode only).
 	Payloads PayloadIndex
+
+	// NearDuplicateThreshold is the estimated resemblance (Jaccard of
+	// 4-word shingle sets, package neardup) at which a fetched HTML page
+	// is logged as near_duplicate_of the earlier page it resembles most.
+	// Default DefaultNearDuplicateThreshold (0.7); negative: no check.
+	// The index holds a 265-byte digest per page (neardup.Sliced), is
+	// snapshotted with the seen-set, and in Redis mode is the worker's own.
+	NearDuplicateThreshold float64
+	// SkipNearDuplicateLinks does not follow the links of a page that
+	// nearly duplicates an earlier page of the same host: calendars and
+	// session loops repeat their pages.
+	SkipNearDuplicateLinks bool
+	// NearDuplicatePages bounds the pages indexed (later pages are still
+	// checked, not added); default DefaultNearDuplicatePages (1M, about
+	// 265 MB of digests); negative: no limit.
+	NearDuplicatePages int64
 
 	// Redis, when set, runs this process as one worker of a crawl shared
 	// through Redis: the frontier, the seen-set and robots.txt are in
@@ -216,6 +236,12 @@ func (o *Options) EnsureDefaults() {
 	if o.PayloadDigests == 0 {
 		o.PayloadDigests = DefaultPayloadDigests
 	}
+	if o.NearDuplicateThreshold == 0 {
+		o.NearDuplicateThreshold = DefaultNearDuplicateThreshold
+	}
+	if o.NearDuplicatePages == 0 {
+		o.NearDuplicatePages = DefaultNearDuplicatePages
+	}
 	if o.WARC.MaxFileSize == 0 {
 		o.WARC.MaxFileSize = DefaultWARCMaxSize
 	}
@@ -253,6 +279,8 @@ func (o *Options) Validate() error {
 		return invalid("Concurrency %d is below 1", o.Concurrency)
 	case !(o.FalsePositiveRate > 0 && o.FalsePositiveRate < 1):
 		return invalid("FalsePositiveRate %g is not in (0, 1)", o.FalsePositiveRate)
+	case o.NearDuplicateThreshold > 1:
+		return invalid("NearDuplicateThreshold %g is above 1", o.NearDuplicateThreshold)
 	case o.CheckpointInterval < 0:
 		return invalid("CheckpointInterval %v is negative", o.CheckpointInterval)
 	case o.WARC.MaxFileSize < 0:

@@ -63,6 +63,11 @@ type FetchStats struct {
 	LinksDropped      uint64 // links so cut
 	Revisits          uint64 // responses archived as WARC revisit records: their payload was archived before
 	RevisitBytes      uint64 // payload bytes those revisits did not store again
+
+	NearDuplicates            uint64        // HTML pages resembling an earlier page at Options.NearDuplicateThreshold
+	NearDuplicateLinksSkipped uint64        // links not followed: their page nearly duplicates an earlier page of its host (SkipNearDuplicateLinks)
+	NearDuplicateCheck        time.Duration // time spent in the near-duplicate check (text extraction, shingling, query)
+	NearDuplicateIndexBytes   uint64        // memory of the near-duplicate index's digests
 }
 
 // FilterStats describe the duplicate filter.
@@ -112,6 +117,7 @@ func (c *Crawler) Stats() Stats {
 		Revisits:          k.revisits.Load(),
 		RevisitBytes:      k.revisitBytes.Load(),
 	}
+	c.nearDupStats(&s.Fetch)
 	if c.front != nil {
 		f := c.front.Stats()
 		s.Pages, s.Errors, s.Queued, s.Hosts, s.InFlight = f.Pages, f.Errors, f.Queued, f.Hosts, f.InFlight

@@ -82,6 +82,13 @@ func (s *Set) TestAndAdd(id uint64, d *Doc, min float64) []Match {
 	return m
 }
 
+// Query returns the documents added that d resembles at least min.
+func (s *Set) Query(d *Doc, min float64) []Match {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.idx.Query(d, min)
+}
+
 // Len returns the number of documents added.
 func (s *Set) Len() int {
 	s.mu.Lock()

@@ -31,6 +31,9 @@ type Entry struct {
 	WARCFile     string `json:"warc_file,omitempty"`      // base name of the WARC file holding the response
 	WARCRecordID string `json:"warc_record_id,omitempty"` // WARC-Record-ID of the response record
 	DuplicateOf  string `json:"duplicate_of,omitempty"`   // URL whose identical payload was archived before: the response is a WARC revisit record
+
+	NearDuplicateOf string  `json:"near_duplicate_of,omitempty"` // earlier page whose text this page resembles (crawl.Options.NearDuplicateThreshold)
+	Resemblance     float64 `json:"resemblance,omitempty"`       // estimated resemblance to NearDuplicateOf
 }
 
 // CrawlLog appends Entries as JSON lines. It is safe for concurrent use.

@@ -74,6 +74,9 @@ func crawlFlags(fs *flag.FlagSet, c *crawlCommand) {
 	fs.BoolVar(&o.NoRevisits, "no-revisits", false, "archive every response in full: by default a payload archived before (same SHA-1) is written as a WARC revisit record and logged with duplicate_of")
 	fs.Int64Var(&o.RevisitMinSize, "revisit-min-size", crawl.DefaultRevisitMinSize, "smallest payload in bytes written as a revisit record (-1: no minimum)")
 	fs.Int64Var(&o.PayloadDigests, "payload-digests", crawl.DefaultPayloadDigests, "payload digests remembered for revisit records, in the state (or Redis); older payloads are archived again (-1: no limit)")
+	fs.Float64Var(&o.NearDuplicateThreshold, "near-duplicate-threshold", crawl.DefaultNearDuplicateThreshold, "estimated resemblance (Jaccard of 4-word shingles) at which an HTML page is logged as near_duplicate_of an earlier page (-1: no check)")
+	fs.BoolVar(&o.SkipNearDuplicateLinks, "skip-near-duplicate-links", false, "do not follow the links of a page that nearly duplicates an earlier page of its host (a content-based trap cut)")
+	fs.Int64Var(&o.NearDuplicatePages, "near-duplicate-pages", crawl.DefaultNearDuplicatePages, "most pages in the near-duplicate index, about 265 bytes each; later pages are checked but not added (-1: no limit)")
 	fs.IntVar(&o.WARC.GzipLevel, "warc-gzip-level", 1, "gzip level of WARC records, 1 (fastest: records up to 16 KiB get deflate's fixed codes) to 9 (smallest); compression is a large share of the crawler's CPU")
 	durationVar(fs, &c.progress, "progress-interval", 2*time.Second, "how often the progress line is printed (-1: never)")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "debugging: write a CPU profile of the crawl to this file (go tool pprof)")
@@ -255,6 +258,10 @@ func printSummary(w io.Writer, cr *crawl.Crawler, interrupted bool) {
 	fmt.Fprintf(w, "  truncated         %d bodies cut at --max-body-size %d, %d by --fetch-timeout %v, %d by a disconnect\n",
 		f.TruncatedLength, o.Fetch.MaxBodySize, f.TruncatedTime, o.Fetch.FetchTimeout, f.TruncatedLost)
 	fmt.Fprintf(w, "  outlinks          %d pages cut at --max-outlinks %d, %d links dropped\n", f.OutlinksCapped, o.Fetch.MaxOutlinks, f.LinksDropped)
+	if o.NearDuplicateThreshold >= 0 {
+		fmt.Fprintf(w, "  near duplicates   %d pages at resemblance >= %g, %d links not followed; check took %v, index %d bytes\n",
+			f.NearDuplicates, o.NearDuplicateThreshold, f.NearDuplicateLinksSkipped, f.NearDuplicateCheck.Round(time.Millisecond), f.NearDuplicateIndexBytes)
+	}
 	if !o.NoRevisits {
 		fmt.Fprintf(w, "  exact duplicates  %d payloads archived before, written as WARC revisits: %d bytes saved\n", f.Revisits, f.RevisitBytes)
 	}
