@@ -104,7 +104,8 @@ func (c *Crawler) checkNearDuplicate(res *fetch.Result) (nearDup, error) {
 	}
 	start := time.Now()
 	defer func() { c.counters.nearDupNanos.Add(uint64(time.Since(start))) }()
-	doc := neardup.NewDoc(res.Body)
+	// Sliced reads only the least shingle hashes: no sorted set needed.
+	doc := &neardup.Doc{Shingles: neardup.ShingleHashes(neardup.VisibleText(res.Body), 0)}
 	if len(doc.Shingles) == 0 {
 		return nearDup{}, nil
 	}

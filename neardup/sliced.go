@@ -86,14 +86,26 @@ func NewSliced(opts SlicedOptions) (*Sliced, error) {
 
 // sketch returns the bottom-k sketch of a shingle set: the k least of the
 // high 32 bits of the mixed shingle hashes, ascending, without repeats.
+// sh may be unsorted and hold repeats. It keeps the k least in a sorted
+// array: after the first values few reach it, so the cost is a compare
+// per shingle.
 func sketch(sh []uint64, k int) []uint32 {
-	vals := make([]uint32, len(sh))
-	for i, s := range sh {
-		vals[i] = uint32(mix64(s^0x5851f42d4c957f2d) >> 32)
+	out := make([]uint32, 0, k)
+	for _, s := range sh {
+		v := uint32(mix64(s^0x5851f42d4c957f2d) >> 32)
+		if len(out) == k && v >= out[k-1] {
+			continue
+		}
+		i, found := slices.BinarySearch(out, v)
+		if found {
+			continue
+		}
+		if len(out) == k {
+			out = out[:k-1]
+		}
+		out = slices.Insert(out, i, v)
 	}
-	slices.Sort(vals)
-	vals = slices.Compact(vals)
-	return vals[:min(k, len(vals))]
+	return out
 }
 
 // sketchResemblance estimates the resemblance of two sets from their
@@ -127,7 +139,8 @@ func (s *Sliced) probe(v uint32, i int) int {
 	return int(h % uint64(s.opts.ColumnBits))
 }
 
-// Add indexes d under id.
+// Add indexes d under id. Sliced reads only the least hashes of
+// d.Shingles, which may then be unsorted and hold repeats (ShingleHashes).
 func (s *Sliced) Add(id uint64, d *Doc) {
 	if len(d.Shingles) == 0 {
 		return
@@ -156,7 +169,8 @@ func (s *Sliced) insert(id uint64, sk []uint32) {
 	}
 }
 
-// Query returns the documents with estimated resemblance at least min.
+// Query returns the documents with estimated resemblance at least min;
+// d.Shingles may be as for Add.
 func (s *Sliced) Query(d *Doc, min float64) []Match {
 	if len(d.Shingles) == 0 || len(s.ids) == 0 {
 		return nil

@@ -51,7 +51,24 @@ func VisibleText(doc []byte) string {
 			if skip > 0 {
 				continue
 			}
-			for _, r := range string(z.Text()) {
+			text := z.Text()
+			for i := 0; i < len(text); {
+				c := text[i]
+				if c < utf8.RuneSelf {
+					i++
+					if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' {
+						if !space {
+							b.WriteByte(' ')
+							space = true
+						}
+						continue
+					}
+					b.WriteByte(c)
+					space = false
+					continue
+				}
+				r, size := utf8.DecodeRune(text[i:])
+				i += size
 				if unicode.IsSpace(r) || r == utf8.RuneError {
 					if !space {
 						b.WriteByte(' ')
@@ -98,32 +115,72 @@ func Words(text string) []string {
 }
 
 // Shingles returns the set of hashed w-word shingles of text (w
-// consecutive words, joined by a space, hashed with XXH3), sorted and
-// without repeats. A text of fewer than w words (but at least one) is one
-// shingle. w <= 0 means DefaultShingleWords.
+// consecutive words; each word hashed with XXH3, the w word hashes
+// chained through a 64-bit mixer), sorted and without repeats. A text of
+// fewer than w words (but at least one) is one shingle. w <= 0 means
+// DefaultShingleWords.
 func Shingles(text string, w int) []uint64 {
+	out := ShingleHashes(text, w)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// ShingleHashes returns the hashes of Shingles in text order, repeats
+// included: what Sliced and MinHash need, without the sort.
+func ShingleHashes(text string, w int) []uint64 {
 	if w <= 0 {
 		w = DefaultShingleWords
 	}
-	words := Words(text)
-	if len(words) == 0 {
+	hashes := wordHashes(text)
+	if len(hashes) == 0 {
 		return nil
 	}
-	n := max(1, len(words)-w+1)
-	out := make([]uint64, 0, n)
-	var buf []byte
+	n := max(1, len(hashes)-w+1)
 	for i := range n {
-		buf = buf[:0]
-		for j := i; j < min(i+w, len(words)); j++ {
-			if j > i {
-				buf = append(buf, ' ')
-			}
-			buf = append(buf, words[j]...)
+		h := uint64(0x9e3779b97f4a7c15)
+		for _, wh := range hashes[i:min(i+w, len(hashes))] {
+			h = mix64(h ^ wh)
 		}
-		out = append(out, xxh3.Hash(buf))
+		hashes[i] = h // hashes[i] is not read again: later shingles start after it
 	}
-	slices.Sort(out)
-	return slices.Compact(out)
+	return hashes[:n]
+}
+
+// wordHashes returns the XXH3 of every word of text, as Words splits and
+// lower-cases it, without building the words.
+func wordHashes(text string) []uint64 {
+	out := make([]uint64, 0, len(text)/6)
+	var buf []byte
+	flush := func() {
+		if len(buf) > 0 {
+			out = append(out, xxh3.Hash(buf))
+			buf = buf[:0]
+		}
+	}
+	for i := 0; i < len(text); {
+		c := text[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case 'a' <= c && c <= 'z' || '0' <= c && c <= '9':
+				buf = append(buf, c)
+			case 'A' <= c && c <= 'Z':
+				buf = append(buf, c+'a'-'A')
+			default:
+				flush()
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(text[i:])
+		i += size
+		if unicode.IsLetter(r) || unicode.IsNumber(r) {
+			buf = utf8.AppendRune(buf, unicode.ToLower(r))
+		} else {
+			flush()
+		}
+	}
+	flush()
+	return out
 }
 
 // Resemblance is the exact Jaccard resemblance |A ∩ B| / |A ∪ B| of two
