@@ -115,16 +115,21 @@ func (c *Crawler) checkNearDuplicate(res *fetch.Result) (nearDup, error) {
 	if full {
 		matches = nd.set.Query(doc, c.opts.NearDuplicateThreshold)
 	} else {
-		matches = nd.set.TestAndAdd(id, doc, c.opts.NearDuplicateThreshold)
+		// The URL is stored first: another worker may match the page as
+		// soon as it is in the index.
 		if err := nd.remember(id, res.URL); err != nil {
 			return nearDup{}, err
 		}
+		matches = nd.set.TestAndAdd(id, doc, c.opts.NearDuplicateThreshold)
 	}
 	for _, m := range matches {
 		if m.ID == id {
 			continue // the same URL, fetched again after a crash
 		}
 		of, err := nd.url(m.ID)
+		if errors.Is(err, frontier.ErrNotFound) {
+			continue // not expected: the URL is stored before the page is indexed
+		}
 		if err != nil {
 			return nearDup{}, err
 		}
@@ -152,7 +157,11 @@ func (nd *nearDups) url(id uint64) (string, error) {
 	if nd.store == nil {
 		nd.mu.Lock()
 		defer nd.mu.Unlock()
-		return nd.urls[id], nil
+		u, ok := nd.urls[id]
+		if !ok {
+			return "", frontier.ErrNotFound
+		}
+		return u, nil
 	}
 	v, err := nd.store.Get(binary.BigEndian.AppendUint64([]byte(nearDupURLPrefix), id))
 	if err != nil {
