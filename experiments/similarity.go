@@ -48,10 +48,13 @@ type SimilarityConfig struct {
 	// Threshold is the estimated resemblance at which a method reports a
 	// pair; default 0.7.
 	Threshold float64
-	Seed      uint64
-	OutDir    string
-	Command   string
-	Log       io.Writer // progress messages; nil: none
+	// LinearMaxSize is the largest collection at which the methods whose
+	// query scans every page (sdhash, pmbf) are timed; default 10,000.
+	LinearMaxSize int
+	Seed          uint64
+	OutDir        string
+	Command       string
+	Log           io.Writer // progress messages; nil: none
 }
 
 // SimilarityRow is one line of similarity.csv: a method's counts for one
@@ -278,6 +281,9 @@ func RunSimilarity(ctx context.Context, cfg SimilarityConfig) ([]SimilarityRow, 
 	if cfg.Threshold == 0 {
 		cfg.Threshold = 0.7
 	}
+	if cfg.LinearMaxSize == 0 {
+		cfg.LinearMaxSize = 10000
+	}
 	switch {
 	case len(cfg.WARC) == 0:
 		return nil, fmt.Errorf("%w: no WARC input", ErrInvalidOptions)
@@ -449,8 +455,9 @@ func ratio(a, b int) float64 {
 }
 
 // queryTimes grows a collection of every method to each of cfg.Sizes with
-// copies of the corpus pages edited at 40% (resembling their page about
-// 0.2) and times queries of 5% copies.
+// copies of the first 400 words of the corpus pages, edited at 40%
+// (resembling their page about 0.2), and times queries of 5% copies. The
+// linear methods (sdhash, pmbf) stop at cfg.LinearMaxSize.
 func queryTimes(ctx context.Context, cfg SimilarityConfig, pages []simPage, vocab []string, names []string, avgShingles float64, logf func(string, ...any)) ([]SimilarityRow, error) {
 	indexes, _, _, err := similarityMethods(cfg.BytesPerPage, avgShingles)
 	if err != nil {
@@ -472,13 +479,19 @@ func queryTimes(ctx context.Context, cfg SimilarityConfig, pages []simPage, voca
 					return nil, err
 				}
 			}
-			d := docOfWords(mutate.Words(rng, pages[n%len(pages)].words, vocab, 0.4))
+			w := pages[n%len(pages)].words
+			d := docOfWords(mutate.Words(rng, w[:min(len(w), 400)], vocab, 0.4))
 			for _, name := range names {
-				indexes[name].Add(uint64(n), d)
+				if n < cfg.LinearMaxSize || !linearMethod(name) {
+					indexes[name].Add(uint64(n), d)
+				}
 			}
 		}
 		for _, name := range names {
 			idx := indexes[name]
+			if size > cfg.LinearMaxSize && linearMethod(name) {
+				continue
+			}
 			reps := 1
 			var el time.Duration
 			for el < 200*time.Millisecond && reps < 1<<12 {
@@ -499,6 +512,9 @@ func queryTimes(ctx context.Context, cfg SimilarityConfig, pages []simPage, voca
 	}
 	return rows, nil
 }
+
+// linearMethod reports whether a method's query compares with every page.
+func linearMethod(name string) bool { return name == "sdhash" || name == "pmbf" }
 
 func writeSimilarityCSV(w io.Writer, rows []SimilarityRow) error {
 	var b strings.Builder
@@ -616,7 +632,7 @@ func similarityReport(cfg SimilarityConfig, rows []SimilarityRow, notes map[stri
 		p, rc := ratio(tp, tp+fp), ratio(tp, pos)
 		fmt.Fprintf(&b, "| %s | %d | %d | %d | %.4f | %.4f | %.4f |\n", mth, tp, fp, pos, p, rc, 2*p*rc/(p+rc))
 	}
-	b.WriteString("\n## Query time\n\nCollections grown with copies of the corpus pages edited at 40%; queries are 5% copies.\n\n| method |")
+	fmt.Fprintf(&b, "\n## Query time\n\nCollections grown with copies of the first 400 words of the corpus pages edited at 40%%; queries are 5%% copies. sdhash and pmbf, whose queries compare with every page, are timed up to %d pages.\n\n| method |", cfg.LinearMaxSize)
 	var sizes []int
 	for _, r := range rows {
 		if r.Kind == "query" && !slices.Contains(sizes, r.N) {
