@@ -9,20 +9,46 @@ import (
 
 // Words applies round(rate × len(words)) random edits to a copy of words:
 // each inserts a word of vocab, deletes a word, or substitutes one, with
-// equal probability.
+// equal probability, at a random position of the original. It takes one
+// pass (an edit list sorted by position), not a slice copy per edit.
 func Words(rng *rand.Rand, words, vocab []string, rate float64) []string {
-	out := append([]string(nil), words...)
 	edits := int(rate*float64(len(words)) + 0.5)
+	if len(words) == 0 {
+		out := make([]string, 0, edits)
+		for range edits {
+			out = append(out, vocab[rng.IntN(len(vocab))])
+		}
+		return out
+	}
+	// op[i]: what happens at word i. 0 none, 1 delete, 2 substitute;
+	// ins[i] words inserted before word i (ins[len] at the end).
+	op := make([]uint8, len(words))
+	ins := make([]int, len(words)+1)
 	for range edits {
-		switch op := rng.IntN(3); {
-		case op == 0 || len(out) == 0:
-			i := rng.IntN(len(out) + 1)
-			out = append(out[:i], append([]string{vocab[rng.IntN(len(vocab))]}, out[i:]...)...)
-		case op == 1:
-			i := rng.IntN(len(out))
-			out = append(out[:i], out[i+1:]...)
+		switch rng.IntN(3) {
+		case 0:
+			ins[rng.IntN(len(words)+1)]++
+		case 1:
+			op[rng.IntN(len(words))] = 1
 		default:
-			out[rng.IntN(len(out))] = vocab[rng.IntN(len(vocab))]
+			if i := rng.IntN(len(words)); op[i] == 0 {
+				op[i] = 2
+			}
+		}
+	}
+	out := make([]string, 0, len(words)+edits)
+	for i := 0; i <= len(words); i++ {
+		for range ins[i] {
+			out = append(out, vocab[rng.IntN(len(vocab))])
+		}
+		if i == len(words) {
+			break
+		}
+		switch op[i] {
+		case 0:
+			out = append(out, words[i])
+		case 2:
+			out = append(out, vocab[rng.IntN(len(vocab))])
 		}
 	}
 	return out
