@@ -79,6 +79,13 @@ type Crawler struct {
 	sitemaps sitemapState
 
 	counters counters
+
+	// payloads is the payload index; nil with Options.NoRevisits, and in
+	// Redis mode until Run.
+	payloads PayloadIndex
+	// nearDups is the near-duplicate check; nil when it is off, and in
+	// Redis mode until Run.
+	nearDups *nearDups
 }
 
 type runState uint8
@@ -97,6 +104,9 @@ type counters struct {
 	outlinksCapped, linksDropped      atomic.Uint64
 	cutLength, cutTime, cutDisconnect atomic.Uint64
 	pages                             atomic.Uint64
+	revisits, revisitBytes            atomic.Uint64
+	nearDuplicates, nearDupLinks      atomic.Uint64
+	nearDupNanos                      atomic.Uint64
 }
 
 // New validates a copy of opts and opens the crawl's local parts: the

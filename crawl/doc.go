@@ -54,6 +54,21 @@
 //     about FalsePositiveRate once ExpectedURLs are in it); that URL is
 //     then not fetched. Stats.Filter estimates the rate as the crawl goes.
 //
+// # Duplicate content
+//
+// A 2xx response whose whole payload was archived before under any URL
+// (same SHA-1, at least Options.RevisitMinSize bytes) is written as a WARC
+// revisit record referring to the first one and logged with duplicate_of;
+// the payload index is in the store (or Redis) and bounded by
+// Options.PayloadDigests. Every 2xx HTML page is checked against the pages
+// before it for near-duplicate text (package neardup, 265 bytes of digest
+// per page) and logged with near_duplicate_of at
+// Options.NearDuplicateThreshold; Options.SkipNearDuplicateLinks then
+// drops its links when the earlier page is on the same host. Both checks
+// are best effort across a crash: a page completed after the last
+// checkpoint may be archived in full, or missed as a near-duplicate
+// candidate, after a resume.
+//
 // # Options
 //
 // Every limit follows one convention, the same in the crawler command,

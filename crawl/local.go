@@ -60,6 +60,21 @@ func (c *Crawler) openLocal() error {
 		c.filter = f
 		c.seen = filterSeen{f}
 	}
+	if !o.NoRevisits {
+		c.payloads = o.Payloads
+		if c.payloads == nil {
+			p, err := openStorePayloads(c.store, o.PayloadDigests)
+			if err != nil {
+				return err
+			}
+			c.payloads = p
+		}
+	}
+	if o.NearDuplicateThreshold >= 0 {
+		if err := c.openNearDups(); err != nil {
+			return err
+		}
+	}
 	if err := c.loadSnapshot(); err != nil {
 		return err
 	}
@@ -160,6 +175,9 @@ func (c *Crawler) checkpoint(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := c.saveNearDups(); err != nil {
+		return fmt.Errorf("near-duplicate index: %w", err)
+	}
 	c.opts.Logger.Debug("checkpoint", "inserts_blocked", captured, "duration", c.opts.Now().Sub(start))
 	return nil
 }
@@ -193,12 +211,12 @@ func (c *Crawler) startCheckpoints(aux *auxTasks, stopWorkers context.CancelCaus
 // durable.
 func (c *Crawler) finalCheckpoint() error {
 	if _, ok := c.seen.(Snapshotter); ok && c.front.Stats().Journal > finalCheckpointJournal {
-		if err := c.checkpoint(context.Background()); err != nil {
+		if err := c.checkpoint(context.Background()); err != nil { // saves the near-duplicate index too
 			return fmt.Errorf("crawl: final checkpoint: %w", err)
 		}
 		return nil
 	}
-	err := errors.Join(c.log.Sync(), c.archive.Sync())
+	err := errors.Join(c.log.Sync(), c.archive.Sync(), c.saveNearDups())
 	if s, ok := c.store.(frontier.Syncer); ok {
 		err = errors.Join(err, s.Sync())
 	}

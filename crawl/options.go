@@ -28,6 +28,12 @@ const (
 	DefaultStopGrace          = 10 * time.Second
 	DefaultWARCMaxSize        = 1 << 30
 	DefaultRedisLease         = 2 * time.Minute
+	DefaultRevisitMinSize     = 1024
+	DefaultPayloadDigests     = 1_000_000
+	// DefaultNearDuplicateThreshold is the estimated resemblance at which
+	// a page counts as a near-duplicate (docs/BENCHMARKS.md, issue 14).
+	DefaultNearDuplicateThreshold = 0.7
+	DefaultNearDuplicatePages     = 1_000_000
 )
 
 // Options configures a Crawler. The zero value of every field takes the
@@ -114,6 +120,40 @@ type Options struct {
 	// (default 1 GiB), GzipLevel (default 1, the fastest; records up to
 	// 16 KiB then use deflate's fixed codes) and the warcinfo fields.
 	WARC storage.WARCOptions
+
+	// NoRevisits archives every response in full. By default a 2xx
+	// response whose whole payload (at least RevisitMinSize bytes) was
+	// archived before under any URL is written as a WARC revisit record
+	// (profile identical-payload-digest) referring to the first one, and
+	// logged with duplicate_of.
+	NoRevisits bool
+	// RevisitMinSize is the smallest payload written as a revisit: a
+	// revisit record costs about 700 bytes, so a smaller payload saves
+	// nothing. Default DefaultRevisitMinSize (1024); negative: no minimum.
+	RevisitMinSize int64
+	// PayloadDigests bounds the payload index (in the store, or in
+	// Redis): the last PayloadDigests digests archived in full are
+	// remembered, about 150 bytes each on disk. Default
+	// DefaultPayloadDigests (1M); negative: no limit.
+	PayloadDigests int64
+	// Payloads replaces the payload index (local mode only).
+	Payloads PayloadIndex
+
+	// NearDuplicateThreshold is the estimated resemblance (Jaccard of
+	// 4-word shingle sets, package neardup) at which a fetched HTML page
+	// is logged as near_duplicate_of the earlier page it resembles most.
+	// Default DefaultNearDuplicateThreshold (0.7); negative: no check.
+	// The index holds a 265-byte digest per page (neardup.Sliced), is
+	// snapshotted with the seen-set, and in Redis mode is the worker's own.
+	NearDuplicateThreshold float64
+	// SkipNearDuplicateLinks does not follow the links of a page that
+	// nearly duplicates an earlier page of the same host: calendars and
+	// session loops repeat their pages.
+	SkipNearDuplicateLinks bool
+	// NearDuplicatePages bounds the pages indexed (later pages are still
+	// checked, not added); default DefaultNearDuplicatePages (1M, about
+	// 265 MB of digests); negative: no limit.
+	NearDuplicatePages int64
 
 	// Redis, when set, runs this process as one worker of a crawl shared
 	// through Redis: the frontier, the seen-set and robots.txt are in
@@ -206,6 +246,18 @@ func (o *Options) EnsureDefaults() {
 	if o.StopGrace == 0 {
 		o.StopGrace = DefaultStopGrace
 	}
+	if o.RevisitMinSize == 0 {
+		o.RevisitMinSize = DefaultRevisitMinSize
+	}
+	if o.PayloadDigests == 0 {
+		o.PayloadDigests = DefaultPayloadDigests
+	}
+	if o.NearDuplicateThreshold == 0 {
+		o.NearDuplicateThreshold = DefaultNearDuplicateThreshold
+	}
+	if o.NearDuplicatePages == 0 {
+		o.NearDuplicatePages = DefaultNearDuplicatePages
+	}
 	if o.WARC.MaxFileSize == 0 {
 		o.WARC.MaxFileSize = DefaultWARCMaxSize
 	}
@@ -243,6 +295,8 @@ func (o *Options) Validate() error {
 		return invalid("Concurrency %d is below 1", o.Concurrency)
 	case !(o.FalsePositiveRate > 0 && o.FalsePositiveRate < 1):
 		return invalid("FalsePositiveRate %g is not in (0, 1)", o.FalsePositiveRate)
+	case o.NearDuplicateThreshold > 1:
+		return invalid("NearDuplicateThreshold %g is above 1", o.NearDuplicateThreshold)
 	case o.CheckpointInterval < 0:
 		return invalid("CheckpointInterval %v is negative", o.CheckpointInterval)
 	case o.Sitemap.MaxBytes < 0:
@@ -258,8 +312,8 @@ func (o *Options) Validate() error {
 			return invalid("Redis.URL is required")
 		case !validWorkerName(r.Worker):
 			return invalid("Redis.Worker %q: only letters, digits, '-', '_' and '.' go into file names", r.Worker)
-		case o.Seen != nil || o.Store != nil:
-			return invalid("Seen and Store are local-mode options: in Redis mode both are in Redis")
+		case o.Seen != nil || o.Store != nil || o.Payloads != nil:
+			return invalid("Seen, Store and Payloads are local-mode options: in Redis mode they are in Redis")
 		case r.Lease <= o.Fetch.FetchTimeout:
 			// An entry whose fetch runs to its timeout must still be
 			// done before the lease ends, or it is fetched twice.

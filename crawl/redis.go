@@ -60,6 +60,14 @@ func (c *Crawler) startRedis(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)
 	}
+	if !o.NoRevisits {
+		c.payloads = redisPayloads{client: r.client, max: o.PayloadDigests}
+	}
+	if o.NearDuplicateThreshold >= 0 {
+		if err := c.openNearDups(); err != nil {
+			return err
+		}
+	}
 	c.mu.Lock()
 	c.queue = r.front
 	c.robots = fetch.NewRobotsCache(redisfrontier.NewSharedRobots(r.client, c.fetcher, 0), fetch.RobotsCacheOptions{OnFetch: c.robotsFetched})

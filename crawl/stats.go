@@ -62,6 +62,13 @@ type FetchStats struct {
 	OutlinksCapped    uint64 // pages whose links were cut at Fetch.MaxOutlinks
 	LinksDropped      uint64 // links so cut
 	Sitemaps          SitemapStats
+	Revisits          uint64 // responses archived as WARC revisit records: their payload was archived before
+	RevisitBytes      uint64 // payload bytes those revisits did not store again
+
+	NearDuplicates            uint64        // HTML pages resembling an earlier page at Options.NearDuplicateThreshold
+	NearDuplicateLinksSkipped uint64        // links not followed: their page nearly duplicates an earlier page of its host (SkipNearDuplicateLinks)
+	NearDuplicateCheck        time.Duration // time spent in the near-duplicate check (text extraction, shingling, query)
+	NearDuplicateIndexBytes   uint64        // memory of the near-duplicate index's digests
 }
 
 // FilterStats describe the duplicate filter.
@@ -109,7 +116,10 @@ func (c *Crawler) Stats() Stats {
 		OutlinksCapped:    k.outlinksCapped.Load(),
 		LinksDropped:      k.linksDropped.Load(),
 		Sitemaps:          c.sitemaps.stats(),
+		Revisits:          k.revisits.Load(),
+		RevisitBytes:      k.revisitBytes.Load(),
 	}
+	c.nearDupStats(&s.Fetch)
 	if c.front != nil {
 		f := c.front.Stats()
 		s.Pages, s.Errors, s.Queued, s.Hosts, s.InFlight = f.Pages, f.Errors, f.Queued, f.Hosts, f.InFlight

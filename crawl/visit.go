@@ -73,12 +73,20 @@ func (c *Crawler) visit(ctx context.Context, ent frontier.Entry) (out frontier.O
 	}
 	out.Fetched = true
 	c.counters.fetched.Add(1)
-	if err := c.record(ent, res, ferr, &out); err != nil {
+	nd, err := c.checkNearDuplicate(res)
+	if err != nil {
+		return out, false, err
+	}
+	if err := c.record(ctx, ent, res, ferr, &out, nd); err != nil {
 		return out, false, err
 	}
 	links, err := c.runHooks(ent, res, ferr)
 	if err != nil {
 		return out, false, err
+	}
+	if nd.sameHost && c.opts.SkipNearDuplicateLinks {
+		c.counters.nearDupLinks.Add(uint64(len(links)))
+		links = nil
 	}
 	c.counters.pages.Add(1)
 	out.Links, out.Embeds = splitHops(links)
@@ -130,8 +138,9 @@ func (c *Crawler) checkRobots(ctx context.Context, ent frontier.Entry) (robots *
 
 // record archives a fetch's exchange, logs it, counts it, and sets the
 // parts of out that the response decides (failure, redirect, base).
-func (c *Crawler) record(ent frontier.Entry, res *fetch.Result, ferr error, out *frontier.Outcome) error {
-	le := storage.Entry{URL: ent.URL, Depth: ent.Depth, Via: ent.Via, HopPath: ent.Hops, LastMod: ent.LastMod}
+func (c *Crawler) record(ctx context.Context, ent frontier.Entry, res *fetch.Result, ferr error, out *frontier.Outcome, nd nearDup) error {
+	le := storage.Entry{URL: ent.URL, Depth: ent.Depth, Via: ent.Via, HopPath: ent.Hops, LastMod: ent.LastMod,
+		NearDuplicateOf: nd.of, Resemblance: nd.resemblance}
 	if ferr != nil {
 		c.counters.fetchErrors.Add(1)
 		out.Failed = true
@@ -154,9 +163,9 @@ func (c *Crawler) record(ent frontier.Entry, res *fetch.Result, ferr error, out 
 		}
 		ex := exchange(res)
 		ex.Metadata = pageMetadata(ent, res)
-		ref, err := c.archive.Write(ex)
+		ref, err := c.archiveResponse(ctx, ex, res, &le)
 		if err != nil {
-			return fmt.Errorf("crawl: archive: %w", err)
+			return err
 		}
 		le.WARCFile, le.WARCRecordID = ref.File, ref.ResponseID
 		if res.Status >= 400 {

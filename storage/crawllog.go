@@ -39,6 +39,10 @@ type Entry struct {
 	SitemapURLs  int    `json:"sitemap_urls,omitempty"`
 	SitemapCut   int    `json:"sitemap_cut,omitempty"`
 	SitemapError string `json:"sitemap_error,omitempty"`
+	DuplicateOf  string `json:"duplicate_of,omitempty"` // URL whose identical payload was archived before: the response is a WARC revisit record
+
+	NearDuplicateOf string  `json:"near_duplicate_of,omitempty"` // earlier page whose text this page resembles (crawl.Options.NearDuplicateThreshold)
+	Resemblance     float64 `json:"resemblance,omitempty"`       // estimated resemblance to NearDuplicateOf
 }
 
 // CrawlLog appends Entries as JSON lines. It is safe for concurrent use.

@@ -116,6 +116,7 @@ func TestWARCStoresCompressedPayloads(t *testing.T) {
 		ex := testExchanges(0)[0]
 		ex.ResponseHead = ResponseHead("HTTP/1.1", 200, http.Header{"Content-Type": {"image/png"}}, len(png))
 		ex.Body = png
+		ex.Metadata = nil
 		ref, err := w.Write(ex)
 		if err != nil {
 			t.Fatal(err)

@@ -138,7 +138,7 @@ type WARCRef struct {
 	Offset     int64  // offset of the request record's gzip member
 	Length     int64  // compressed length of its records (request, response and any metadata)
 	RequestID  string // WARC-Record-ID of the request record
-	ResponseID string // WARC-Record-ID of the response record
+	ResponseID string // WARC-Record-ID of the response record (of the revisit record, from WriteRevisit)
 	MetadataID string // WARC-Record-ID of the metadata record; empty if none
 }
 
@@ -215,7 +215,16 @@ func lastSerial(dir, prefix string) (int, error) {
 // other in WARC-Concurrent-To, then, when ex.Metadata is set, a metadata
 // record concurrent to the response. It returns where they went.
 func (w *WARCWriter) Write(ex *Exchange) (WARCRef, error) {
+	return w.write(ex, nil)
+}
+
+// write appends ex's request record and its response record, or, when of
+// is set, a revisit record in place of the response (see WriteRevisit).
+func (w *WARCWriter) write(ex *Exchange, of *Revisit) (WARCRef, error) {
 	if err := ex.validate(); err != nil {
+		return WARCRef{}, err
+	}
+	if err := of.validate(); err != nil {
 		return WARCRef{}, err
 	}
 	date := ex.Date
@@ -253,8 +262,14 @@ func (w *WARCWriter) Write(ex *Exchange) (WARCRef, error) {
 	if ex.Truncated != "" {
 		fields = append(fields, warcField{"WARC-Truncated", ex.Truncated})
 	}
-	if err := b.record("response", respID, date, fields, "application/http;msgtype=response",
-		ex.ResponseHead, ex.Body, w.opts.GzipLevel); err != nil {
+	if of == nil {
+		err = b.record("response", respID, date, fields, "application/http;msgtype=response",
+			ex.ResponseHead, ex.Body, w.opts.GzipLevel)
+	} else {
+		err = b.recordDigest("revisit", respID, date, of.fields(fields), "application/http;msgtype=response",
+			ex.ResponseHead, nil, PayloadDigest(ex.Body), w.opts.GzipLevel)
+	}
+	if err != nil {
 		return WARCRef{}, err
 	}
 	var metaID string
@@ -472,6 +487,13 @@ func (s *sink) Write(p []byte) (int, error) {
 // httpHead (normalised to end in one blank line) followed by payload. For
 // non-HTTP blocks httpHead is nil and the block is payload alone.
 func (b *recordBuilder) record(typ, id string, date time.Time, fields []warcField, contentType string, httpHead, payload []byte, level int) error {
+	return b.recordDigest(typ, id, date, fields, contentType, httpHead, payload, "", level)
+}
+
+// recordDigest is record with the WARC-Payload-Digest given: a revisit
+// record's block lacks the payload its digest names. An empty digest is
+// computed from payload.
+func (b *recordBuilder) recordDigest(typ, id string, date time.Time, fields []warcField, contentType string, httpHead, payload []byte, digest string, level int) error {
 	if httpHead != nil {
 		// Clip: never write into the spare capacity of the caller's slice.
 		httpHead = append(slices.Clip(bytes.TrimRight(httpHead, "\r\n")), "\r\n\r\n"...)
@@ -497,9 +519,13 @@ func (b *recordBuilder) record(typ, id string, date time.Time, fields []warcFiel
 	h = appendDigest(h, block.Sum(sum[:0]))
 	h = append(h, "\r\n"...)
 	if httpHead != nil {
-		sum = sha1.Sum(payload)
 		h = append(h, "WARC-Payload-Digest: "...)
-		h = appendDigest(h, sum[:])
+		if digest != "" {
+			h = append(h, digest...)
+		} else {
+			sum = sha1.Sum(payload)
+			h = appendDigest(h, sum[:])
+		}
 		h = append(h, "\r\n"...)
 	}
 	h = append(h, "Content-Type: "...)

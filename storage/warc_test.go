@@ -136,7 +136,8 @@ func checkWARCFile(t *testing.T, wf warcFile) [][2]*WARCRecord {
 			t.Fatalf("%s: %d records after warcinfo, want pairs (each maybe with its metadata)", wf.name, len(rest))
 		}
 		req, resp := rest[i], rest[i+1]
-		if req.Header.Get("WARC-Type") != "request" || resp.Header.Get("WARC-Type") != "response" {
+		revisit := resp.Header.Get("WARC-Type") == "revisit"
+		if req.Header.Get("WARC-Type") != "request" || resp.Header.Get("WARC-Type") != "response" && !revisit {
 			t.Fatalf("pair %d: types %s, %s", i/2, req.Header.Get("WARC-Type"), resp.Header.Get("WARC-Type"))
 		}
 		if i+2 < len(rest) && rest[i+2].Header.Get("WARC-Type") == "metadata" {
@@ -160,6 +161,13 @@ func checkWARCFile(t *testing.T, wf warcFile) [][2]*WARCRecord {
 			_, payload, ok := HTTPPayload(rec.Block)
 			if !ok {
 				t.Fatalf("pair %d: block without HTTP head", i/2)
+			}
+			if rec == resp && revisit {
+				// The payload is the referred-to response's.
+				if len(payload) != 0 || rec.Header.Get("WARC-Profile") != RevisitProfile {
+					t.Errorf("pair %d: revisit with %d payload bytes, profile %q", i/2, len(payload), rec.Header.Get("WARC-Profile"))
+				}
+				continue
 			}
 			if got, want := rec.Header.Get("WARC-Payload-Digest"), PayloadDigest(payload); got != want {
 				t.Errorf("pair %d: WARC-Payload-Digest %s, want %s", i/2, got, want)

@@ -91,7 +91,15 @@ func testWARCWarcio(t *testing.T, prefix string, level int) {
 	}
 	for seed := range uint64(4) {
 		for _, ex := range testExchanges(seed) {
-			if _, err := w.Write(ex); err != nil {
+			ref, err := w.Write(ex)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A revisit of every exchange, as the crawl writes for a
+			// payload it archived before.
+			again := *ex
+			again.TargetURI += "&again"
+			if _, err := w.WriteRevisit(&again, Revisit{TargetURI: ex.TargetURI, Date: ex.Date, RecordID: ref.ResponseID}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -164,6 +172,12 @@ func testWARCWarcio(t *testing.T, prefix string, level int) {
 		}
 		if j.BlockSHA1 != g.Header.Get("WARC-Block-Digest") || j.BlockLen != len(g.Block) {
 			t.Errorf("%s: warcio block %s (%d bytes), header %s (%d bytes)", where, j.BlockSHA1, j.BlockLen, g.Header.Get("WARC-Block-Digest"), len(g.Block))
+		}
+		if j.Type == "revisit" {
+			if j.Headers["WARC-Profile"] != RevisitProfile || j.BlockLen != len(g.Block) {
+				t.Errorf("%s: warcio revisit profile %q, block %d bytes", where, j.Headers["WARC-Profile"], j.BlockLen)
+			}
+			continue
 		}
 		if j.Type != "request" && j.Type != "response" {
 			continue

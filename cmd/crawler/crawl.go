@@ -76,6 +76,12 @@ func crawlFlags(fs *flag.FlagSet, c *crawlCommand) {
 	fs.BoolVar(&o.SyncWrites, "sync-writes", false, "fsync the crawl state after every batch of completed pages, so that after a crash of the machine (not only of the process) at most --concurrency fetches are repeated; slower: each page waits for a disk flush. Without it the state reaches the disk at every checkpoint and at the end")
 	durationVar(fs, &o.StopGrace, "stop-grace", crawl.DefaultStopGrace, "on SIGINT/SIGTERM, how long fetches under way may finish before they are cut (and repeated on resume) (-1: none)")
 	fs.Int64Var(&o.WARC.MaxFileSize, "warc-max-size", crawl.DefaultWARCMaxSize, "size in bytes beyond which a new WARC file is started")
+	fs.BoolVar(&o.NoRevisits, "no-revisits", false, "archive every response in full: by default a payload archived before (same SHA-1) is written as a WARC revisit record and logged with duplicate_of")
+	fs.Int64Var(&o.RevisitMinSize, "revisit-min-size", crawl.DefaultRevisitMinSize, "smallest payload in bytes written as a revisit record (-1: no minimum)")
+	fs.Int64Var(&o.PayloadDigests, "payload-digests", crawl.DefaultPayloadDigests, "payload digests remembered for revisit records, in the state (or Redis); older payloads are archived again (-1: no limit)")
+	fs.Float64Var(&o.NearDuplicateThreshold, "near-duplicate-threshold", crawl.DefaultNearDuplicateThreshold, "estimated resemblance (Jaccard of 4-word shingles) at which an HTML page is logged as near_duplicate_of an earlier page (-1: no check)")
+	fs.BoolVar(&o.SkipNearDuplicateLinks, "skip-near-duplicate-links", false, "do not follow the links of a page that nearly duplicates an earlier page of its host (a content-based trap cut)")
+	fs.Int64Var(&o.NearDuplicatePages, "near-duplicate-pages", crawl.DefaultNearDuplicatePages, "most pages in the near-duplicate index, about 265 bytes each; later pages are checked but not added (-1: no limit)")
 	fs.IntVar(&o.WARC.GzipLevel, "warc-gzip-level", 1, "gzip level of WARC records, 1 (fastest: records up to 16 KiB get deflate's fixed codes) to 9 (smallest); compression is a large share of the crawler's CPU")
 	durationVar(fs, &c.progress, "progress-interval", 2*time.Second, "how often the progress line is printed (-1: never)")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "debugging: write a CPU profile of the crawl to this file (go tool pprof)")
@@ -260,6 +266,13 @@ func printSummary(w io.Writer, cr *crawl.Crawler, interrupted bool) {
 	if sm := f.Sitemaps; sm.Files > 0 {
 		fmt.Fprintf(w, "  sitemaps          %d read, %d URLs listed, %d cut at --sitemap-max-urls; %d malformed, %d not a sitemap, %d over --sitemap-max-bytes, %d gzip bombs, %d indexes nested too deep\n",
 			sm.Files, sm.URLs, sm.Cut, sm.Malformed, sm.ContentType, sm.TooLarge, sm.GzipBomb, sm.TooDeep)
+	}
+	if o.NearDuplicateThreshold >= 0 {
+		fmt.Fprintf(w, "  near duplicates   %d pages at resemblance >= %g, %d links not followed; check took %v, index %d bytes\n",
+			f.NearDuplicates, o.NearDuplicateThreshold, f.NearDuplicateLinksSkipped, f.NearDuplicateCheck.Round(time.Millisecond), f.NearDuplicateIndexBytes)
+	}
+	if !o.NoRevisits {
+		fmt.Fprintf(w, "  exact duplicates  %d payloads archived before, written as WARC revisits: %d bytes saved\n", f.Revisits, f.RevisitBytes)
 	}
 	a := s.Admission
 	fmt.Fprintf(w, "  discovered        %d new, %d duplicates (%d known from the link cache); %d out of scope, %d filtered by --allow/--deny, %d beyond --max-depth, %d beyond --max-redirects, %d invalid\n",

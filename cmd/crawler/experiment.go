@@ -17,7 +17,7 @@ import (
 // runExperiment dispatches "crawler experiment <kind>"; the only kind is fp.
 func runExperiment(ctx context.Context, e env, args []string) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
-		fs := newFlagSet(e, "experiment", "fp --urls FILE[,FILE...] [flags] | plot --csv fp.csv [--out DIR]")
+		fs := newFlagSet(e, "experiment", "fp --urls FILE[,FILE...] [flags] | similarity --warc DIR[,DIR...] [flags] | plot --csv fp.csv [--out DIR]")
 		fs.Usage()
 		if len(args) == 0 {
 			return fmt.Errorf("%w: missing experiment kind (fp)", errUsage)
@@ -29,8 +29,10 @@ func runExperiment(ctx context.Context, e env, args []string) error {
 		return runExperimentFP(ctx, e, args[1:])
 	case "plot":
 		return runExperimentPlot(e, args[1:])
+	case "similarity":
+		return runExperimentSimilarity(ctx, e, args[1:])
 	}
-	return fmt.Errorf("%w: unknown experiment %q (want fp or plot)", errUsage, args[0])
+	return fmt.Errorf("%w: unknown experiment %q (want fp, similarity or plot)", errUsage, args[0])
 }
 
 // runExperimentPlot redraws the plots of a finished run from its fp.csv.

@@ -1,0 +1,187 @@
+package crawl
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"mime"
+	"net/url"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/zeebo/xxh3"
+
+	"github.com/layercrawl/layercrawl/fetch"
+	"github.com/layercrawl/layercrawl/frontier"
+	"github.com/layercrawl/layercrawl/neardup"
+	"github.com/layercrawl/layercrawl/storage"
+)
+
+// NearDuplicateFile is the near-duplicate index's snapshot in
+// Options.StateDir.
+const NearDuplicateFile = "neardup.idx"
+
+// nearDupURLPrefix keys the URL of every indexed page in the local store
+// by its id (the XXH3 of the URL), for the log's near_duplicate_of.
+const nearDupURLPrefix = "x/nu/"
+
+// nearDups is a crawl's near-duplicate check.
+type nearDups struct {
+	set   *neardup.Set
+	store frontier.Store // nil in Redis mode: ids are then resolved from urls
+	path  string         // snapshot; empty in Redis mode
+
+	mu   sync.Mutex // protects urls
+	urls map[uint64]string
+}
+
+// nearDup is the outcome of checking one page.
+type nearDup struct {
+	of          string  // the earlier page it resembles; empty if none
+	resemblance float64 // estimated
+	sameHost    bool
+}
+
+// openNearDups makes the index and, in local mode, loads its snapshot.
+func (c *Crawler) openNearDups() error {
+	idx, err := neardup.NewSliced(neardup.SlicedOptions{})
+	if err != nil {
+		return fmt.Errorf("crawl: %w", err)
+	}
+	nd := &nearDups{set: neardup.NewSet(idx), store: c.store}
+	if c.store == nil {
+		nd.urls = map[uint64]string{}
+	} else {
+		nd.path = filepath.Join(c.opts.StateDir, NearDuplicateFile)
+		err := storage.ReadFileAtomic(nd.path, func(r io.Reader) error {
+			b, err := io.ReadAll(r)
+			if err != nil {
+				return err
+			}
+			return nd.set.UnmarshalBinary(b)
+		})
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%w: %s: %w", ErrCorruptState, nd.path, err)
+		}
+	}
+	c.nearDups = nd
+	return nil
+}
+
+// saveNearDups writes the index's snapshot (local mode). Pages indexed
+// after it are not near-duplicate candidates after a resume: the check is
+// best effort, and a crawl resumed after a crash does not fetch them again.
+func (c *Crawler) saveNearDups() error {
+	nd := c.nearDups
+	if nd == nil || nd.path == "" {
+		return nil
+	}
+	b, err := nd.set.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	return storage.WriteFileAtomic(nd.path, func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	})
+}
+
+// isHTML reports whether a content type is HTML.
+func isHTML(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && (mt == "text/html" || mt == "application/xhtml+xml")
+}
+
+// checkNearDuplicate compares a fetched HTML page with the pages indexed
+// before it and indexes it, in one step.
+func (c *Crawler) checkNearDuplicate(res *fetch.Result) (nearDup, error) {
+	nd := c.nearDups
+	if nd == nil || res == nil || res.Status < 200 || res.Status >= 300 || !isHTML(res.ContentType) {
+		return nearDup{}, nil
+	}
+	start := time.Now()
+	defer func() { c.counters.nearDupNanos.Add(uint64(time.Since(start))) }()
+	// Sliced reads only the least shingle hashes: no sorted set needed.
+	doc := &neardup.Doc{Shingles: neardup.ShingleHashes(neardup.VisibleText(res.Body), 0)}
+	if len(doc.Shingles) == 0 {
+		return nearDup{}, nil
+	}
+	id := xxh3.HashString(res.URL)
+	full := c.opts.NearDuplicatePages >= 0 && int64(nd.set.Len()) >= c.opts.NearDuplicatePages
+	var matches []neardup.Match
+	if full {
+		matches = nd.set.Query(doc, c.opts.NearDuplicateThreshold)
+	} else {
+		// The URL is stored first: another worker may match the page as
+		// soon as it is in the index.
+		if err := nd.remember(id, res.URL); err != nil {
+			return nearDup{}, err
+		}
+		matches = nd.set.TestAndAdd(id, doc, c.opts.NearDuplicateThreshold)
+	}
+	for _, m := range matches {
+		if m.ID == id {
+			continue // the same URL, fetched again after a crash
+		}
+		of, err := nd.url(m.ID)
+		if errors.Is(err, frontier.ErrNotFound) {
+			continue // not expected: the URL is stored before the page is indexed
+		}
+		if err != nil {
+			return nearDup{}, err
+		}
+		c.counters.nearDuplicates.Add(1)
+		return nearDup{of: of, resemblance: m.Resemblance, sameHost: sameHost(of, res.URL)}, nil
+	}
+	return nearDup{}, nil
+}
+
+func (nd *nearDups) remember(id uint64, u string) error {
+	if nd.store == nil {
+		nd.mu.Lock()
+		nd.urls[id] = u
+		nd.mu.Unlock()
+		return nil
+	}
+	key := binary.BigEndian.AppendUint64([]byte(nearDupURLPrefix), id)
+	if err := nd.store.Write(func(w frontier.Writer) error { return w.Set(key, []byte(u)) }); err != nil {
+		return fmt.Errorf("crawl: near-duplicate index: %w", err)
+	}
+	return nil
+}
+
+func (nd *nearDups) url(id uint64) (string, error) {
+	if nd.store == nil {
+		nd.mu.Lock()
+		defer nd.mu.Unlock()
+		u, ok := nd.urls[id]
+		if !ok {
+			return "", frontier.ErrNotFound
+		}
+		return u, nil
+	}
+	v, err := nd.store.Get(binary.BigEndian.AppendUint64([]byte(nearDupURLPrefix), id))
+	if err != nil {
+		return "", fmt.Errorf("crawl: near-duplicate index: page %x: %w", id, err)
+	}
+	return string(v), nil
+}
+
+func sameHost(a, b string) bool {
+	ua, err1 := url.Parse(a)
+	ub, err2 := url.Parse(b)
+	return err1 == nil && err2 == nil && ua.Host == ub.Host
+}
+
+// nearDupStats fills the near-duplicate part of s.
+func (c *Crawler) nearDupStats(s *FetchStats) {
+	s.NearDuplicates = c.counters.nearDuplicates.Load()
+	s.NearDuplicateLinksSkipped = c.counters.nearDupLinks.Load()
+	s.NearDuplicateCheck = time.Duration(c.counters.nearDupNanos.Load())
+	if c.nearDups != nil {
+		s.NearDuplicateIndexBytes = uint64(c.nearDups.set.SizeBytes())
+	}
+}

@@ -1,0 +1,127 @@
+package crawl
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/layercrawl/layercrawl/internal/mutate"
+)
+
+// calendarSite serves / linking to /day/1 and /other; /day/N is the same
+// long text with its date and one word changed, linking to /day/N+1 (a
+// calendar trap); /other is an unrelated text.
+func calendarSite(t *testing.T) *httptest.Server {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(5, 5))
+	vocab := mutate.Vocabulary(rng, 5000)
+	body := mutate.Text(rng, vocab, 600)
+	other := strings.Join(mutate.Text(rng, vocab, 600), " ")
+	mux := http.NewServeMux()
+	mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) })
+	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<html><a href="/day/1">d</a><a href="/other">o</a></html>`)
+	})
+	mux.HandleFunc("/other", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "<html><body><p>%s</p></body></html>", other)
+	})
+	mux.HandleFunc("/day/{n}", func(w http.ResponseWriter, r *http.Request) {
+		var n int
+		fmt.Sscan(r.PathValue("n"), &n)
+		words := append([]string(nil), body...)
+		words[n%len(words)] = "changed"
+		fmt.Fprintf(w, "<html><body><h1>Day %d</h1><p>%s</p><a href=\"/day/%d\">next</a></body></html>", n, strings.Join(words, " "), n+1)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestNearDuplicates(t *testing.T) {
+	srv := calendarSite(t)
+	dir := t.TempDir()
+	o := Options{Seeds: []string{srv.URL + "/"}, Dir: dir, Concurrency: 1, ExpectedURLs: 1000, MaxPages: 12}
+	o.Politeness.Delay = -1
+	o.Fetch.AllowPrivate = true
+	c, err := run(t, context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := readLog(t, filepath.Join(dir, "crawl.log.jsonl"))
+	var near int
+	for _, e := range log {
+		switch {
+		case e.URL == srv.URL+"/other" || e.URL == srv.URL+"/day/1" || e.URL == srv.URL+"/":
+			if e.NearDuplicateOf != "" {
+				t.Errorf("%s: near_duplicate_of %s", e.URL, e.NearDuplicateOf)
+			}
+		case strings.HasPrefix(e.URL, srv.URL+"/day/"):
+			near++
+			if !strings.HasPrefix(e.NearDuplicateOf, srv.URL+"/day/") || e.Resemblance < o.NearDuplicateThreshold {
+				t.Errorf("%s: near_duplicate_of %q at %.3f", e.URL, e.NearDuplicateOf, e.Resemblance)
+			}
+		}
+	}
+	if near < 5 {
+		t.Errorf("only %d calendar pages fetched", near)
+	}
+	if s := c.Stats().Fetch; s.NearDuplicates != uint64(near) || s.NearDuplicateIndexBytes == 0 {
+		t.Errorf("Stats: %d near-duplicates (log: %d), index %d bytes", s.NearDuplicates, near, s.NearDuplicateIndexBytes)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "state", NearDuplicateFile)); err != nil {
+		t.Errorf("no snapshot: %v", err)
+	}
+
+	// With SkipNearDuplicateLinks the calendar stops at its first repeat:
+	// /, /day/1, /other, /day/2 (a near-duplicate: its link is cut).
+	dir2 := t.TempDir()
+	o.Dir = dir2
+	o.SkipNearDuplicateLinks = true
+	c, err = run(t, context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fetched []string
+	for _, e := range readLog(t, filepath.Join(dir2, "crawl.log.jsonl")) {
+		if !strings.HasSuffix(e.URL, "/robots.txt") {
+			fetched = append(fetched, strings.TrimPrefix(e.URL, srv.URL))
+		}
+	}
+	if got := strings.Join(fetched, " "); got != "/ /day/1 /other /day/2" {
+		t.Errorf("with SkipNearDuplicateLinks fetched %s", got)
+	}
+	if s := c.Stats().Fetch; s.NearDuplicateLinksSkipped != 1 {
+		t.Errorf("%d links skipped, want 1", s.NearDuplicateLinksSkipped)
+	}
+
+	// Resumed with a new seed: the snapshot's pages are still there.
+	o.Seeds = []string{srv.URL + "/day/100"}
+	o.MaxPages = 0
+	if _, err := run(t, context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	log = readLog(t, filepath.Join(dir2, "crawl.log.jsonl"))
+	if last := log[len(log)-1]; last.URL != srv.URL+"/day/100" || !strings.HasPrefix(last.NearDuplicateOf, srv.URL+"/day/") {
+		t.Errorf("after resume: %s near_duplicate_of %q", last.URL, last.NearDuplicateOf)
+	}
+
+	// Off: no check.
+	dir3 := t.TempDir()
+	o = Options{Seeds: []string{srv.URL + "/"}, Dir: dir3, Concurrency: 1, MaxPages: 5, NearDuplicateThreshold: -1}
+	o.Politeness.Delay = -1
+	o.Fetch.AllowPrivate = true
+	if _, err := run(t, context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range readLog(t, filepath.Join(dir3, "crawl.log.jsonl")) {
+		if e.NearDuplicateOf != "" {
+			t.Errorf("check off, but %s near_duplicate_of %s", e.URL, e.NearDuplicateOf)
+		}
+	}
+}

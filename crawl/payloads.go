@@ -1,0 +1,189 @@
+package crawl
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/layercrawl/layercrawl/frontier"
+	"github.com/layercrawl/layercrawl/frontier/redisfrontier"
+	"github.com/layercrawl/layercrawl/storage"
+)
+
+// PayloadIndex remembers the responses archived in full, by the SHA-1
+// digest of their payload (storage.PayloadDigest), so that a repeated
+// payload is archived as a WARC revisit record. TestAndAdd returns the
+// earlier response of digest (found true), or records first as it and
+// returns found false, in one atomic step.
+//
+// The crawl's index is in its embedded store (local mode) or in Redis,
+// and holds the last Options.PayloadDigests digests: an older payload
+// seen again is archived in full once more and becomes the new reference.
+type PayloadIndex interface {
+	TestAndAdd(ctx context.Context, digest string, first storage.Revisit) (earlier storage.Revisit, found bool, err error)
+}
+
+// Keys of the payload index in the local store: the digest's record, the
+// insertion order (for eviction) and the bounds of that order.
+const (
+	payloadKeyPrefix   = "x/pd/" // + digest -> seq (8) | date (8, Unix ns) | URI
+	payloadOrderPrefix = "x/po/" // + seq (8, big-endian) -> digest
+	payloadMetaKey     = "x/pm"  // first seq (8) | next seq (8)
+)
+
+// storePayloads is the PayloadIndex of a local crawl, kept in its store
+// beside the frontier (whose keys it does not share), so that it is
+// persisted and resumed with it.
+type storePayloads struct {
+	store frontier.Store
+	max   int64 // digests kept; negative: no limit
+
+	mu          sync.Mutex // protects first, next and the index's keys
+	first, next uint64     // sequence of the oldest digest kept, and of the next
+}
+
+func openStorePayloads(st frontier.Store, max int64) (*storePayloads, error) {
+	p := &storePayloads{store: st, max: max}
+	v, err := st.Get([]byte(payloadMetaKey))
+	switch {
+	case errors.Is(err, frontier.ErrNotFound):
+		return p, nil
+	case err != nil:
+		return nil, fmt.Errorf("crawl: payload index: %w", err)
+	case len(v) != 16:
+		return nil, fmt.Errorf("%w: payload index bounds are %d bytes, want 16", ErrCorruptState, len(v))
+	}
+	p.first, p.next = binary.BigEndian.Uint64(v), binary.BigEndian.Uint64(v[8:])
+	if p.first > p.next {
+		return nil, fmt.Errorf("%w: payload index bounds %d > %d", ErrCorruptState, p.first, p.next)
+	}
+	return p, nil
+}
+
+// Len returns the number of digests held.
+func (p *storePayloads) Len() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return int64(p.next - p.first)
+}
+
+func (p *storePayloads) TestAndAdd(_ context.Context, digest string, first storage.Revisit) (storage.Revisit, bool, error) {
+	key := []byte(payloadKeyPrefix + digest)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	v, err := p.store.Get(key)
+	if err == nil {
+		r, derr := decodePayloadRef(v)
+		if derr != nil {
+			return storage.Revisit{}, false, fmt.Errorf("%w: payload index %s: %w", ErrCorruptState, digest, derr)
+		}
+		return r, true, nil
+	}
+	if !errors.Is(err, frontier.ErrNotFound) {
+		return storage.Revisit{}, false, fmt.Errorf("crawl: payload index: %w", err)
+	}
+	seq := p.next
+	firstSeq := p.first
+	var evict []byte // the order key of the digest evicted, if any
+	var evictDigest []byte
+	if p.max >= 0 && int64(p.next-p.first) >= p.max && p.next > p.first {
+		evict = binary.BigEndian.AppendUint64([]byte(payloadOrderPrefix), p.first)
+		if evictDigest, err = p.store.Get(evict); err != nil {
+			return storage.Revisit{}, false, fmt.Errorf("%w: payload index order %d: %w", ErrCorruptState, p.first, err)
+		}
+		firstSeq++
+	}
+	val := binary.BigEndian.AppendUint64(nil, seq)
+	val = binary.BigEndian.AppendUint64(val, uint64(first.Date.UnixNano()))
+	val = append(val, first.TargetURI...)
+	meta := binary.BigEndian.AppendUint64(nil, firstSeq)
+	meta = binary.BigEndian.AppendUint64(meta, seq+1)
+	err = p.store.Write(func(w frontier.Writer) error {
+		if evict != nil {
+			if err := w.Delete(evict); err != nil {
+				return err
+			}
+			if err := w.Delete([]byte(payloadKeyPrefix + string(evictDigest))); err != nil {
+				return err
+			}
+		}
+		if err := w.Set(key, val); err != nil {
+			return err
+		}
+		if err := w.Set(binary.BigEndian.AppendUint64([]byte(payloadOrderPrefix), seq), []byte(digest)); err != nil {
+			return err
+		}
+		return w.Set([]byte(payloadMetaKey), meta)
+	})
+	if err != nil {
+		return storage.Revisit{}, false, fmt.Errorf("crawl: payload index: %w", err)
+	}
+	p.first, p.next = firstSeq, seq+1
+	return storage.Revisit{}, false, nil
+}
+
+func decodePayloadRef(v []byte) (storage.Revisit, error) {
+	if len(v) < 16 {
+		return storage.Revisit{}, fmt.Errorf("record of %d bytes", len(v))
+	}
+	return storage.Revisit{
+		Date:      time.Unix(0, int64(binary.BigEndian.Uint64(v[8:16]))).UTC(),
+		TargetURI: string(v[16:]),
+	}, nil
+}
+
+// redisPayloads is the PayloadIndex of a Redis-mode crawl, shared by its
+// workers: one key per digest and a list of digests in insertion order,
+// trimmed to the limit by the same script that adds.
+type redisPayloads struct {
+	client *redisfrontier.Client
+	max    int64
+}
+
+// payloadScript: KEYS[1] digest key, KEYS[2] order list; ARGV[1] value,
+// ARGV[2] limit (negative: none), ARGV[3] the digest keys' prefix.
+// Returns the earlier value, or false after adding.
+var payloadScript = redis.NewScript(`
+local v = redis.call('GET', KEYS[1])
+if v then return v end
+redis.call('SET', KEYS[1], ARGV[1])
+local n = redis.call('RPUSH', KEYS[2], KEYS[1])
+local max = tonumber(ARGV[2])
+if max >= 0 then
+  while n > max do
+    local old = redis.call('LPOP', KEYS[2])
+    redis.call('DEL', old)
+    n = n - 1
+  end
+end
+return false
+`)
+
+func (r redisPayloads) TestAndAdd(ctx context.Context, digest string, first storage.Revisit) (storage.Revisit, bool, error) {
+	// One hash slot for the index, so that the script's keys may be
+	// touched together in a Redis Cluster.
+	base := r.client.Prefix() + "{payloads}:"
+	val := binary.BigEndian.AppendUint64(make([]byte, 8, 16+len(first.TargetURI)), uint64(first.Date.UnixNano()))
+	val = append(val, first.TargetURI...)
+	res, err := payloadScript.Run(ctx, r.client.Redis(), []string{base + "d:" + digest, base + "order"}, val, r.max).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return storage.Revisit{}, false, nil
+	case err != nil:
+		return storage.Revisit{}, false, fmt.Errorf("crawl: payload index: %w", err)
+	}
+	s, ok := res.(string)
+	if !ok {
+		return storage.Revisit{}, false, fmt.Errorf("crawl: payload index: reply %T", res)
+	}
+	ref, err := decodePayloadRef([]byte(s))
+	if err != nil {
+		return storage.Revisit{}, false, fmt.Errorf("crawl: payload index %s: %w", digest, err)
+	}
+	return ref, true, nil
+}

@@ -1,0 +1,205 @@
+package crawl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/layercrawl/layercrawl/storage"
+)
+
+// mirrorSite serves /, linking to /a, /b, /c and /small: /b and /c serve
+// the payload of /a, /small a short page twice (also at /small2), and
+// /late (linked from nowhere) /a's payload again.
+func mirrorSite(t *testing.T) *httptest.Server {
+	t.Helper()
+	big := "<html><body>" + strings.Repeat("the same payload under several URLs. ", 60) + "</body></html>"
+	mux := http.NewServeMux()
+	mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) })
+	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<html><a href="/a">a</a><a href="/b">b</a><a href="/c">c</a><a href="/small">s</a><a href="/small2">s</a></html>`)
+	})
+	for _, p := range []string{"/a", "/b", "/c", "/late"} {
+		mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, big) })
+	}
+	for _, p := range []string{"/small", "/small2"} {
+		mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "<html>tiny</html>") })
+	}
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func mirrorOptions(srv *httptest.Server, dir string) Options {
+	o := Options{Seeds: []string{srv.URL + "/"}, Dir: dir, Concurrency: 1, ExpectedURLs: 1000}
+	o.Politeness.Delay = -1
+	o.Fetch.AllowPrivate = true
+	return o
+}
+
+// readWARCs returns the records of every WARC file in dir.
+func readWARCs(t *testing.T, dir string) []*storage.WARCRecord {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []*storage.WARCRecord
+	for _, name := range names {
+		f, err := os.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := storage.NewWARCReader(f)
+		for {
+			rec, err := r.Next()
+			if err != nil {
+				if !errors.Is(err, io.EOF) {
+					t.Fatalf("%s: %v", name, err)
+				}
+				break
+			}
+			recs = append(recs, rec)
+		}
+		f.Close()
+	}
+	return recs
+}
+
+// A repeated payload is archived once: its other URLs get revisit records
+// naming the first, the log's duplicate_of, and Stats the bytes saved.
+// The index survives a resume.
+func TestRevisits(t *testing.T) {
+	srv := mirrorSite(t)
+	dir := t.TempDir()
+	o := mirrorOptions(srv, dir)
+	c, err := run(t, context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := readLog(t, filepath.Join(dir, "crawl.log.jsonl"))
+	dups := map[string]string{}
+	for _, e := range log {
+		if e.DuplicateOf != "" {
+			dups[e.URL] = e.DuplicateOf
+		}
+	}
+	// Concurrency 1 fetches in link order: /a first.
+	want := map[string]string{srv.URL + "/b": srv.URL + "/a", srv.URL + "/c": srv.URL + "/a"}
+	if fmt.Sprint(dups) != fmt.Sprint(want) {
+		t.Errorf("duplicate_of: got %v, want %v (small payloads below RevisitMinSize stay whole)", dups, want)
+	}
+	s := c.Stats().Fetch
+	if s.Revisits != 2 || s.RevisitBytes < 2*DefaultRevisitMinSize {
+		t.Errorf("Stats: %d revisits, %d bytes saved; want 2 and over %d", s.Revisits, s.RevisitBytes, 2*DefaultRevisitMinSize)
+	}
+	var responses, revisits int
+	for _, rec := range readWARCs(t, filepath.Join(dir, "warc")) {
+		switch rec.Header.Get("WARC-Type") {
+		case "response":
+			responses++
+		case "revisit":
+			revisits++
+			if rec.Header.Get("WARC-Refers-To-Target-URI") != srv.URL+"/a" || rec.Header.Get("WARC-Profile") != storage.RevisitProfile {
+				t.Errorf("revisit of %s refers to %q", rec.Header.Get("WARC-Target-URI"), rec.Header.Get("WARC-Refers-To-Target-URI"))
+			}
+			if _, err := time.Parse(time.RFC3339Nano, rec.Header.Get("WARC-Refers-To-Date")); err != nil {
+				t.Errorf("WARC-Refers-To-Date: %v", err)
+			}
+		}
+	}
+	// robots.txt (404), /, /a, /small, /small2 in full.
+	if responses != 5 || revisits != 2 {
+		t.Errorf("WARC: %d responses, %d revisits; want 5 and 2", responses, revisits)
+	}
+
+	// Resumed with a new seed: the index from the first run answers.
+	o.Seeds = []string{srv.URL + "/late"}
+	if _, err := run(t, context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	log = readLog(t, filepath.Join(dir, "crawl.log.jsonl"))
+	last := log[len(log)-1]
+	if last.URL != srv.URL+"/late" || last.DuplicateOf != srv.URL+"/a" {
+		t.Errorf("after resume: %s duplicate_of %q, want %s/a", last.URL, last.DuplicateOf, srv.URL)
+	}
+
+	// NoRevisits archives everything in full.
+	dir2 := t.TempDir()
+	o = mirrorOptions(srv, dir2)
+	o.NoRevisits = true
+	if _, err := run(t, context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range readWARCs(t, filepath.Join(dir2, "warc")) {
+		if rec.Header.Get("WARC-Type") == "revisit" {
+			t.Errorf("NoRevisits wrote a revisit of %s", rec.Header.Get("WARC-Target-URI"))
+		}
+	}
+}
+
+// The local payload index keeps the last PayloadDigests digests, and its
+// bounds survive reopening the store.
+func TestStorePayloadsBounded(t *testing.T) {
+	dir := t.TempDir()
+	st, err := storage.Open(dir, storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := openStorePayloads(StoreAdapter{st}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	date := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
+	add := func(p *storePayloads, i int) bool {
+		t.Helper()
+		_, found, err := p.TestAndAdd(ctx, fmt.Sprintf("sha1:D%d", i), storage.Revisit{TargetURI: fmt.Sprintf("http://x/%d", i), Date: date})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return found
+	}
+	for i := range 5 {
+		if add(p, i) {
+			t.Fatalf("digest %d found before it was added", i)
+		}
+	}
+	if p.Len() != 3 {
+		t.Errorf("Len = %d, want 3", p.Len())
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st, err = storage.Open(dir, storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	p, err = openStorePayloads(StoreAdapter{st}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 2, 3, 4 kept; 0 and 1 evicted (asked last: adding 0 evicts 2).
+	for _, i := range []int{4, 3, 2, 0, 1} {
+		want := i >= 2
+		got, _, err := p.TestAndAdd(ctx, fmt.Sprintf("sha1:D%d", i), storage.Revisit{TargetURI: "http://y/", Date: date})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (got.TargetURI != "") != want {
+			t.Errorf("digest %d: found %v (%q), want %v", i, got.TargetURI != "", got.TargetURI, want)
+		}
+		if want && (got.TargetURI != fmt.Sprintf("http://x/%d", i) || !got.Date.Equal(date)) {
+			t.Errorf("digest %d: earlier %+v", i, got)
+		}
+	}
+}

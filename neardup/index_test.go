@@ -1,0 +1,267 @@
+package neardup
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/layercrawl/layercrawl/internal/mutate"
+)
+
+// methods returns a fresh index of every method, by name.
+func methods(t testing.TB) map[string]Index {
+	t.Helper()
+	pm, err := NewPMBF(PMBFOptions{Removable: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sl, err := NewSliced(SlicedOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mh, err := NewMinHash(MinHashOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]Index{"pmbf": pm, "sliced": sl, "sdhash": NewSDHash(), "simhash": NewSimHash(), "minhash": mh}
+}
+
+// corpus is n synthetic documents of 300 to 800 words, with a printed
+// seed.
+type corpus struct {
+	rng   *rand.Rand
+	vocab []string
+	words [][]string
+}
+
+func newCorpus(t testing.TB, n int) *corpus {
+	seed := rand.Uint64()
+	t.Logf("corpus seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 3))
+	c := &corpus{rng: rng, vocab: mutate.Vocabulary(rng, 20000)}
+	for range n {
+		c.words = append(c.words, mutate.Text(rng, c.vocab, 300+rng.IntN(500)))
+	}
+	return c
+}
+
+func docOf(words []string) *Doc {
+	text := strings.Join(words, " ")
+	return &Doc{Text: text, Shingles: Shingles(text, 0)}
+}
+
+// Every method finds an identical copy and no unrelated document.
+func TestIndexesIdenticalAndUnrelated(t *testing.T) {
+	c := newCorpus(t, 200)
+	for name, idx := range methods(t) {
+		for i, w := range c.words[:100] {
+			idx.Add(uint64(i), docOf(w))
+		}
+		// simhash's estimate from the angle is coarse (Zipf-skewed texts
+		// share fingerprint bits): unrelated at its near-duplicate
+		// distance of 3 instead.
+		unrelated := map[string]float64{"simhash": SimHashResemblance(3)}[name]
+		for i, w := range c.words {
+			got := idx.Query(docOf(w), max(0.5, unrelated))
+			switch {
+			case i < 100 && (len(got) == 0 || !hasID(got, uint64(i))):
+				t.Errorf("%s: copy of document %d not found (got %v)", name, i, got)
+			case i >= 100 && name != "pmbf" && len(got) > 0:
+				// PMBF reports whole rows, so a query sharing a row's
+				// common words could list its documents; checked below.
+				t.Errorf("%s: unrelated document %d matched %v", name, i, got)
+			}
+		}
+		if idx.Len() != 100 {
+			t.Errorf("%s: Len %d, want 100", name, idx.Len())
+		}
+	}
+}
+
+func hasID(m []Match, id uint64) bool {
+	for _, x := range m {
+		if x.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// The sketch methods' estimates track the exact resemblance of the
+// shingle sets (the slow reference) at every edit rate: within 0.2
+// (about four standard errors at K = 48), and the pairs of resemblance at
+// least 0.8 are found at a threshold of 0.6.
+func TestIndexesEstimateResemblance(t *testing.T) {
+	c := newCorpus(t, 100)
+	for name, idx := range methods(t) {
+		tol := map[string]float64{"sliced": 0.2, "minhash": 0.2, "simhash": 0.35}[name]
+		if tol == 0 {
+			continue // pmbf and sdhash do not estimate resemblance
+		}
+		for i, w := range c.words {
+			idx.Add(uint64(i), docOf(w))
+		}
+		var high, found, checked, far int
+		var sumErr float64
+		for i, w := range c.words {
+			for _, rate := range []float64{0.01, 0.05, 0.1, 0.2, 0.4} {
+				q := docOf(mutate.Words(c.rng, w, c.vocab, rate))
+				truth := Resemblance(q.Shingles, docOf(w).Shingles)
+				m := idx.Query(q, 0)
+				var est float64
+				for _, x := range m {
+					if x.ID == uint64(i) {
+						est = x.Resemblance
+					}
+				}
+				// LSH and the sliced candidate step may miss pairs of
+				// low resemblance: check the estimate only where found.
+				if est > 0 {
+					checked++
+					sumErr += math.Abs(est - truth)
+					if math.Abs(est-truth) > tol {
+						far++
+						t.Logf("%s: doc %d at %.0f%% edits: estimate %.3f, exact %.3f", name, i, 100*rate, est, truth)
+					}
+				}
+				if truth >= 0.8 {
+					high++
+					if hasID(idx.Query(q, 0.6), uint64(i)) {
+						found++
+					}
+				}
+			}
+		}
+		if mean := sumErr / float64(checked); checked < 100 || mean > tol/3 || far > checked/50 {
+			t.Errorf("%s: %d estimates, mean error %.3f, %d off by more than %.2f", name, checked, mean, far, tol)
+		}
+		if name != "simhash" && float64(found) < 0.99*float64(high) {
+			t.Errorf("%s: found %d of %d pairs of resemblance >= 0.8", name, found, high)
+		}
+		t.Logf("%s: found %d of %d pairs of resemblance >= 0.8 at threshold 0.6", name, found, high)
+	}
+}
+
+// PMBF: documents share rows; a query finds its document's row; Remove
+// rebuilds the rows and leaves the other documents found.
+func TestPMBFRowsAndRemove(t *testing.T) {
+	c := newCorpus(t, 40)
+	p, err := NewPMBF(PMBFOptions{RowBits: 8192, Removable: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range c.words {
+		p.Add(uint64(i), docOf(w))
+	}
+	if p.Rows() >= len(c.words) {
+		t.Errorf("%d rows for %d documents: rows are not shared", p.Rows(), len(c.words))
+	}
+	spanning := 0
+	for _, d := range p.docs {
+		if len(d.rows) > 1 {
+			spanning++
+		}
+	}
+	if spanning == 0 {
+		t.Error("no document spans rows")
+	}
+	before := p.Query(docOf(c.words[7]), 0.5)
+	if err := p.Remove(7); err != nil {
+		t.Fatal(err)
+	}
+	if hasID(p.Query(docOf(c.words[7]), 0.5), 7) {
+		t.Error("removed document still reported")
+	}
+	for i, w := range c.words {
+		if i != 7 && !hasID(p.Query(docOf(w), 0.5), uint64(i)) {
+			t.Errorf("document %d lost by removing 7", i)
+		}
+	}
+	t.Logf("query of 7 before removal: %d documents reported (its rows' documents)", len(before))
+	scores := p.RowScores(docOf(c.words[3]))
+	if len(scores) != p.Rows() {
+		t.Fatalf("%d scores for %d rows", len(scores), p.Rows())
+	}
+	p2, _ := NewPMBF(PMBFOptions{})
+	if err := p2.Remove(1); !errors.Is(err, ErrNotRemovable) {
+		t.Errorf("Remove without Removable = %v", err)
+	}
+}
+
+// A marshalled index answers like the original and encodes the same.
+func TestIndexesRoundTrip(t *testing.T) {
+	c := newCorpus(t, 60)
+	fresh := methods(t)
+	for name, idx := range methods(t) {
+		for i, w := range c.words[:50] {
+			idx.Add(uint64(i)*7, docOf(w))
+		}
+		b, err := idx.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		back := fresh[name]
+		if err := back.UnmarshalBinary(b); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		b2, _ := back.MarshalBinary()
+		if !bytes.Equal(b, b2) {
+			t.Errorf("%s: re-encoding differs", name)
+		}
+		for _, w := range c.words {
+			q := docOf(mutate.Words(c.rng, w, c.vocab, 0.05))
+			if a, b := fmt.Sprint(idx.Query(q, 0.3)), fmt.Sprint(back.Query(q, 0.3)); a != b {
+				t.Errorf("%s: decoded index answers %s, original %s", name, b, a)
+			}
+		}
+		// Damage is detected, and leaves the index as it was.
+		bad := bytes.Clone(b)
+		bad[len(bad)/2] ^= 1
+		if err := back.UnmarshalBinary(bad); !errors.Is(err, ErrFormat) {
+			t.Errorf("%s: corrupt input: %v, want ErrFormat", name, err)
+		}
+		if back.Len() != 50 {
+			t.Errorf("%s: failed decode changed the index (Len %d)", name, back.Len())
+		}
+		for other, o := range methods(t) {
+			if other != name {
+				if err := o.UnmarshalBinary(b); !errors.Is(err, ErrFormat) {
+					t.Errorf("%s decoded %s's format: %v", other, name, err)
+				}
+			}
+		}
+	}
+}
+
+func TestSetTestAndAdd(t *testing.T) {
+	c := newCorpus(t, 3)
+	sl, _ := NewSliced(SlicedOptions{})
+	s := NewSet(sl)
+	if m := s.TestAndAdd(1, docOf(c.words[0]), 0.5); len(m) != 0 {
+		t.Errorf("first document matched %v", m)
+	}
+	if m := s.TestAndAdd(2, docOf(c.words[0]), 0.5); len(m) != 1 || m[0].ID != 1 || m[0].Resemblance != 1 {
+		t.Errorf("copy matched %v, want document 1 at 1", m)
+	}
+	if s.Len() != 2 || s.SizeBytes() == 0 {
+		t.Errorf("Len %d, SizeBytes %d", s.Len(), s.SizeBytes())
+	}
+}
+
+func TestOptionsInvalid(t *testing.T) {
+	for name, err := range map[string]error{
+		"minhash bands":  func() error { _, err := NewMinHash(MinHashOptions{Hashes: 10, Bands: 3}); return err }(),
+		"sliced sketch":  func() error { _, err := NewSliced(SlicedOptions{SketchSize: 300}); return err }(),
+		"sliced columns": func() error { _, err := NewSliced(SlicedOptions{ColumnBits: 10}); return err }(),
+		"pmbf row bits":  func() error { _, err := NewPMBF(PMBFOptions{RowBits: 100}); return err }(),
+		"pmbf fp":        func() error { _, err := NewPMBF(PMBFOptions{FalsePositiveRate: 2}); return err }(),
+	} {
+		if !errors.Is(err, ErrInvalidOptions) {
+			t.Errorf("%s: %v, want ErrInvalidOptions", name, err)
+		}
+	}
+}

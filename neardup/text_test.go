@@ -1,0 +1,94 @@
+package neardup
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestVisibleText(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"<html><head><title>T</title><style>p{}</style></head><body><p>Hello,\n\n  world</p></body></html>", "T Hello, world"},
+		{"<script>var x = '<p>no</p>';</script>a<template><p>hidden</p></template>b", "ab"},
+		{"one<br>two<b>three</b>four", "one twothreefour"},
+		{"<noscript>enable js</noscript><svg><text>x</text></svg>shown", "shown"},
+		{"<!-- comment -->&amp; &lt;tag&gt;", "& <tag>"},
+		{"<p>unclosed <div>nested", "unclosed nested"},
+		{"", ""},
+		{"   \t\n ", ""},
+		{"<br/>a<br/>", "a"},
+	} {
+		if got := VisibleText([]byte(tc.in)); got != tc.want {
+			t.Errorf("VisibleText(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// resemblanceRef is the slowest obvious Jaccard: maps of the shingle
+// strings themselves, not their hashes.
+func resemblanceRef(a, b string, w int) float64 {
+	set := func(s string) map[string]bool {
+		words := Words(s)
+		m := map[string]bool{}
+		if len(words) > 0 && len(words) < w {
+			m[strings.Join(words, " ")] = true
+		}
+		for i := 0; i+w <= len(words); i++ {
+			m[strings.Join(words[i:i+w], " ")] = true
+		}
+		return m
+	}
+	sa, sb := set(a), set(b)
+	if len(sa) == 0 && len(sb) == 0 {
+		return 1
+	}
+	inter := 0
+	for k := range sa {
+		if sb[k] {
+			inter++
+		}
+	}
+	return float64(inter) / float64(len(sa)+len(sb)-inter)
+}
+
+func TestResemblanceMatchesReference(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 2))
+	vocab := []string{"a", "b", "c", "d", "e", "f"}
+	for range 500 {
+		gen := func() string {
+			words := make([]string, rng.IntN(30))
+			for i := range words {
+				words[i] = vocab[rng.IntN(len(vocab))]
+			}
+			return strings.Join(words, " ")
+		}
+		a, b := gen(), gen()
+		w := 1 + rng.IntN(4)
+		sa, sb := Shingles(a, w), Shingles(b, w)
+		if !slices.IsSorted(sa) || len(slices.Compact(slices.Clone(sa))) != len(sa) {
+			t.Fatalf("Shingles(%q) not a sorted set", a)
+		}
+		got, want := Resemblance(sa, sb), resemblanceRef(a, b, w)
+		if got != want {
+			t.Fatalf("Resemblance(%q, %q, w=%d) = %v, want %v", a, b, w, got, want)
+		}
+		if Resemblance(sb, sa) != got || Resemblance(sa, sa) != 1 {
+			t.Fatalf("Resemblance not symmetric or not 1 on itself: %q %q", a, b)
+		}
+	}
+}
+
+func TestShinglesCase(t *testing.T) {
+	if !slices.Equal(Shingles("The Quick, brown fox!", 2), Shingles("the quick brown   FOX", 2)) {
+		t.Error("shingles depend on case or punctuation")
+	}
+	if got := len(Shingles("one two", 4)); got != 1 {
+		t.Errorf("a text shorter than w has %d shingles, want 1", got)
+	}
+	if Shingles("", 4) != nil {
+		t.Error("empty text has shingles")
+	}
+}
