@@ -44,7 +44,7 @@ func BenchmarkTestAndAdd(b *testing.B) {
 				b.Skip("set MLBF_BENCH_LARGE=1 to run (RAM and minutes)")
 			}
 			src := newKeySource(b, set.name, set.n)
-			benchImpls(b, src)
+			benchImpls(b, src, func() ([]impl, uint64) { return newImpls(src.n, src.sample) })
 		})
 	}
 }
@@ -57,6 +57,10 @@ type keySource struct {
 	gen    func() *urlGen
 	chunk  keyChunk
 	sample [][]string // for sizing the layers
+	// Fresh keys for queryFP: the generator's next queries keys after
+	// the first n, or fixedQuery.
+	queries    int
+	fixedQuery *keyChunk
 }
 
 const chunkKeys = 1 << 20
@@ -130,10 +134,14 @@ func improvedSizes(counts []uint64, sampleLen, n int, total uint64, k int) []uin
 }
 
 // impl is one filter under benchmark: run inserts a chunk of keys and
-// returns how many were reported present.
+// returns how many were reported present; test (optional) queries a chunk
+// of keys never inserted and returns how many were reported present; bits
+// (optional) is the filter's size.
 type impl struct {
 	name string
 	run  func(k *keyChunk) int
+	test func(k *keyChunk) int
+	bits uint64
 }
 
 func newImpls(n int, sample [][]string) (impls []impl, total uint64) {
@@ -160,7 +168,7 @@ func newImpls(n int, sample [][]string) (impls []impl, total uint64) {
 		}
 	}
 	all := []impl{
-		{"bitsandblooms", func(k *keyChunk) int {
+		{name: "bitsandblooms", run: func(k *keyChunk) int {
 			fp := 0
 			for _, u := range k.urls {
 				if bb.TestAndAdd(u) {
@@ -169,7 +177,7 @@ func newImpls(n int, sample [][]string) (impls []impl, total uint64) {
 			}
 			return fp
 		}},
-		{"classic", func(k *keyChunk) int {
+		{name: "classic", run: func(k *keyChunk) int {
 			fp := 0
 			for _, u := range k.urls {
 				if cl.TestAndAdd(u) {
@@ -178,10 +186,10 @@ func newImpls(n int, sample [][]string) (impls []impl, total uint64) {
 			}
 			return fp
 		}},
-		{"paper", segs(pf.TestAndAdd)},
-		{"improved", segs(imp.TestAndAdd)},
-		{"improved-concurrent", segs(conc.TestAndAdd)},
-		{"improved-batch", func(k *keyChunk) int {
+		{name: "paper", run: segs(pf.TestAndAdd)},
+		{name: "improved", run: segs(imp.TestAndAdd)},
+		{name: "improved-concurrent", run: segs(conc.TestAndAdd)},
+		{name: "improved-batch", run: func(k *keyChunk) int {
 			fp := 0
 			for i := 0; i < len(k.segs); i += len(present) {
 				keys := k.segs[i:min(i+len(present), len(k.segs))]
@@ -194,7 +202,7 @@ func newImpls(n int, sample [][]string) (impls []impl, total uint64) {
 			}
 			return fp
 		}},
-		{"improved-filter-batch", func(k *keyChunk) int {
+		{name: "improved-filter-batch", run: func(k *keyChunk) int {
 			fp := 0
 			for i := 0; i < len(k.segs); i += len(present) {
 				keys := k.segs[i:min(i+len(present), len(k.segs))]
@@ -227,15 +235,19 @@ func newImpls(n int, sample [][]string) (impls []impl, total uint64) {
 // reports per implementation the wall and thread-CPU time per key (on a
 // shared machine the CPU time is the fair figure), allocations per key and the
 // rate of "present" answers (every key is distinct, so these are false
-// positives at the fill reached when each key was inserted).
-func benchImpls(b *testing.B, src *keySource) {
+// positives at the fill reached when each key was inserted). mk makes the
+// filters; if it returns a total, every filter has that many bits. Then,
+// untimed, the implementations with a test function query the source's
+// fresh keys, if it has any: "-query-fp" is the false-positive rate of the
+// full filter.
+func benchImpls(b *testing.B, src *keySource, mk func() ([]impl, uint64)) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	n := src.n
 	b.ReportAllocs()
 	for range b.N {
 		b.StopTimer()
-		impls, total := newImpls(n, src.sample)
+		impls, total := mk()
 		elapsed := make([]time.Duration, len(impls))
 		cpu := make([]time.Duration, len(impls))
 		allocs := make([]uint64, len(impls))
@@ -255,8 +267,12 @@ func benchImpls(b *testing.B, src *keySource) {
 			}
 		})
 		b.StopTimer()
+		queryFP(b, src, impls)
 		for i, im := range impls {
 			b.ReportMetric(float64(elapsed[i].Nanoseconds())/float64(n), im.name+"-ns/key")
+			if im.bits > 0 {
+				b.ReportMetric(float64(im.bits)/float64(n), im.name+"-bits/key")
+			}
 			b.ReportMetric(float64(cpu[i].Nanoseconds())/float64(n), im.name+"-cpu-ns/key")
 			b.ReportMetric(float64(allocs[i])/float64(n), im.name+"-allocs/key")
 			b.ReportMetric(float64(fps[i])/float64(n), im.name+"-fp")
@@ -265,7 +281,9 @@ func benchImpls(b *testing.B, src *keySource) {
 			b.ReportMetric(float64(cpu[i+1])/float64(cpu[0]), im.name+"/bitsandblooms-cpu")
 			b.ReportMetric(float64(elapsed[i+1])/float64(elapsed[0]), im.name+"/bitsandblooms-wall")
 		}
-		b.ReportMetric(float64(total)/float64(n), "bits/key")
+		if total > 0 {
+			b.ReportMetric(float64(total)/float64(n), "bits/key")
+		}
 		b.StartTimer()
 	}
 }
