@@ -28,23 +28,33 @@ import (
 // gen10M and gen40M are skipped unless MLBF_BENCH_LARGE=1 (40M keys: about
 // 50 MB per filter and a few minutes).
 func BenchmarkTestAndAdd(b *testing.B) {
-	sets := []struct {
-		name  string
-		n     int
-		large bool
-	}{
+	runSets(b, []benchSet{
 		{"gen1M", 1 << 20, false},
 		{"datasets", 0, false},
 		{"gen10M", 10_000_000, true},
 		{"gen40M", 40_000_000, true},
-	}
+	}, func(b *testing.B, set benchSet) {
+		src := newKeySource(b, set.name, set.n)
+		benchImpls(b, src, func() ([]impl, uint64) { return newImpls(src.n, src.sample) })
+	})
+}
+
+// benchSet is a key set of a benchmark: generated keys (n of them) or the
+// datasets; a large one runs only with MLBF_BENCH_LARGE=1.
+type benchSet struct {
+	name  string
+	n     int
+	large bool
+}
+
+// runSets runs fn as a sub-benchmark "keys=NAME" for every set.
+func runSets(b *testing.B, sets []benchSet, fn func(b *testing.B, set benchSet)) {
 	for _, set := range sets {
 		b.Run("keys="+set.name, func(b *testing.B) {
 			if set.large && os.Getenv("MLBF_BENCH_LARGE") != "1" {
 				b.Skip("set MLBF_BENCH_LARGE=1 to run (RAM and minutes)")
 			}
-			src := newKeySource(b, set.name, set.n)
-			benchImpls(b, src, func() ([]impl, uint64) { return newImpls(src.n, src.sample) })
+			fn(b, set)
 		})
 	}
 }
@@ -155,79 +165,75 @@ func newImpls(n int, sample [][]string) (impls []impl, total uint64) {
 	conc, _ := NewConcurrent(Options{LayerBits: layers})
 	batch, _ := NewConcurrent(Options{LayerBits: layers})
 	fbatch, _ := New(Options{LayerBits: layers})
-	present := make([]bool, 256)
-	segs := func(f func([]string) bool) func(k *keyChunk) int {
-		return func(k *keyChunk) int {
-			fp := 0
-			for _, s := range k.segs {
-				if f(s) {
-					fp++
-				}
-			}
-			return fp
-		}
-	}
 	all := []impl{
-		{name: "bitsandblooms", run: func(k *keyChunk) int {
-			fp := 0
-			for _, u := range k.urls {
-				if bb.TestAndAdd(u) {
-					fp++
-				}
-			}
-			return fp
-		}},
-		{name: "classic", run: func(k *keyChunk) int {
-			fp := 0
-			for _, u := range k.urls {
-				if cl.TestAndAdd(u) {
-					fp++
-				}
-			}
-			return fp
-		}},
-		{name: "paper", run: segs(pf.TestAndAdd)},
-		{name: "improved", run: segs(imp.TestAndAdd)},
-		{name: "improved-concurrent", run: segs(conc.TestAndAdd)},
-		{name: "improved-batch", run: func(k *keyChunk) int {
-			fp := 0
-			for i := 0; i < len(k.segs); i += len(present) {
-				keys := k.segs[i:min(i+len(present), len(k.segs))]
-				batch.TestAndAddBatch(keys, present)
-				for _, p := range present[:len(keys)] {
-					if p {
-						fp++
-					}
-				}
-			}
-			return fp
-		}},
-		{name: "improved-filter-batch", run: func(k *keyChunk) int {
-			fp := 0
-			for i := 0; i < len(k.segs); i += len(present) {
-				keys := k.segs[i:min(i+len(present), len(k.segs))]
-				fbatch.TestAndAddBatch(keys, present)
-				for _, p := range present[:len(keys)] {
-					if p {
-						fp++
-					}
-				}
-			}
-			return fp
-		}},
+		{name: "bitsandblooms", run: countURLs(bb.TestAndAdd)},
+		{name: "classic", run: countURLs(cl.TestAndAdd)},
+		{name: "paper", run: countSegs(pf.TestAndAdd)},
+		{name: "improved", run: countSegs(imp.TestAndAdd)},
+		{name: "improved-concurrent", run: countSegs(conc.TestAndAdd)},
+		{name: "improved-batch", run: countBatches(batch.TestAndAddBatch)},
+		{name: "improved-filter-batch", run: countBatches(fbatch.TestAndAddBatch)},
 	}
-	// MLBF_BENCH_IMPLS=name,name,... runs only those (the baseline always).
+	return onlyImpls(all), total
+}
+
+// countURLs runs f on every key of a chunk as bytes (the whole URL) and
+// counts the true answers.
+func countURLs(f func([]byte) bool) func(k *keyChunk) int {
+	return countKeys(f, func(k *keyChunk) [][]byte { return k.urls })
+}
+
+// countSegs runs f on every key of a chunk as segments and counts the true
+// answers.
+func countSegs(f func([]string) bool) func(k *keyChunk) int {
+	return countKeys(f, func(k *keyChunk) [][]string { return k.segs })
+}
+
+func countKeys[K any](f func(K) bool, keys func(k *keyChunk) []K) func(k *keyChunk) int {
+	return func(k *keyChunk) int {
+		n := 0
+		for _, key := range keys(k) {
+			if f(key) {
+				n++
+			}
+		}
+		return n
+	}
+}
+
+// countBatches runs a TestAndAddBatch over a chunk in batches of 256 and
+// counts the keys reported present.
+func countBatches(f func(keys [][]string, present []bool)) func(k *keyChunk) int {
+	present := make([]bool, 256)
+	return func(k *keyChunk) int {
+		n := 0
+		for i := 0; i < len(k.segs); i += len(present) {
+			keys := k.segs[i:min(i+len(present), len(k.segs))]
+			f(keys, present)
+			for _, p := range present[:len(keys)] {
+				if p {
+					n++
+				}
+			}
+		}
+		return n
+	}
+}
+
+// onlyImpls returns the implementations MLBF_BENCH_IMPLS=name,name,...
+// names, and the first (the baseline) always; all of them if it is unset.
+func onlyImpls(all []impl) []impl {
 	only := os.Getenv("MLBF_BENCH_IMPLS")
 	if only == "" {
-		return all, total
+		return all
 	}
-	impls = all[:1]
+	impls := all[:1]
 	for _, im := range all[1:] {
 		if strings.Contains(","+only+",", ","+im.name+",") {
 			impls = append(impls, im)
 		}
 	}
-	return impls, total
+	return impls
 }
 
 // benchImpls runs every implementation over the same keys, interleaved

@@ -43,15 +43,7 @@ func PaperFalsePositiveRate(layers, k int, m, n uint64) float64 {
 // k for n keys at false-positive rate p: m = ceil(-n·ln p / (ln 2)^2), k from
 // formula (2). n = 0 is treated as 1; p is clamped into (0, 1).
 func EstimateParameters(n uint64, p float64) (m uint64, k int) {
-	if n == 0 {
-		n = 1
-	}
-	if !(p > 0) {
-		p = math.SmallestNonzeroFloat64
-	}
-	if p >= 1 {
-		p = 0.5
-	}
+	n, p = clampSizing(n, p)
 	m = uint64(math.Ceil(-float64(n) * math.Log(p) / (math.Ln2 * math.Ln2)))
 	if m < 1 {
 		m = 1
@@ -178,6 +170,21 @@ func (h *blockHit) prob(c int) float64 {
 	return max(p, 0)
 }
 
+// clampSizing treats n = 0 as 1 and clamps p into (0, 1), as
+// EstimateParameters and BlockedParameters document.
+func clampSizing(n uint64, p float64) (uint64, float64) {
+	if n == 0 {
+		n = 1
+	}
+	if !(p > 0) {
+		p = math.SmallestNonzeroFloat64
+	}
+	if p >= 1 {
+		p = 0.5
+	}
+	return n, p
+}
+
 // BlockedParameters returns the size m (whole 512-bit blocks) and probe
 // count k of a blocked Bloom filter that holds n keys at false-positive
 // rate at most p by BlockedFalsePositiveRate: for each k near formula
@@ -190,15 +197,7 @@ func (h *blockHit) prob(c int) float64 {
 // 1%, 1.09x at 0.1%, 1.16x at 0.01%. n = 0 is treated as 1; p is clamped
 // into (0, 1).
 func BlockedParameters(n uint64, p float64) (m uint64, k int) {
-	if n == 0 {
-		n = 1
-	}
-	if !(p > 0) {
-		p = math.SmallestNonzeroFloat64
-	}
-	if p >= 1 {
-		p = 0.5
-	}
+	n, p = clampSizing(n, p)
 	_, kc := EstimateParameters(n, p)
 	lo, hi := max(1, kc-4), min(MaxHashes, kc+2)
 	sizes := make([]uint64, hi+1)

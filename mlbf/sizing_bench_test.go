@@ -37,30 +37,20 @@ func BenchmarkDefaultSizing(b *testing.B) {
 			b.Fatalf("MLBF_BENCH_FP=%q: %v", v, err)
 		}
 	}
-	sets := []struct {
-		name  string
-		n     int
-		large bool
-	}{
+	runSets(b, []benchSet{
 		{"gen1M", 1 << 20, false},
 		{"datasets", 0, false},
 		{"gen20M", 20_000_000, true},
-	}
-	for _, set := range sets {
-		b.Run("keys="+set.name, func(b *testing.B) {
-			if set.large && os.Getenv("MLBF_BENCH_LARGE") != "1" {
-				b.Skip("set MLBF_BENCH_LARGE=1 to run (RAM and minutes)")
-			}
-			var src *keySource
-			if set.name == "datasets" {
-				ins, q := splitKeys(distinctKeys(loadDatasets(b)), 2026)
-				src = &keySource{n: len(ins), fixed: chunkOf(ins), fixedQuery: chunkOf(q)}
-			} else {
-				src = &keySource{n: set.n, queries: chunkKeys, gen: func() *urlGen { return newURLGen(uint64(set.n), 42) }}
-			}
-			benchImpls(b, src, func() ([]impl, uint64) { return defaultImpls(src.n, p), 0 })
-		})
-	}
+	}, func(b *testing.B, set benchSet) {
+		var src *keySource
+		if set.name == "datasets" {
+			ins, q := splitKeys(distinctKeys(loadDatasets(b)), 2026)
+			src = &keySource{n: len(ins), fixed: chunkOf(ins), fixedQuery: chunkOf(q)}
+		} else {
+			src = &keySource{n: set.n, queries: chunkKeys, gen: func() *urlGen { return newURLGen(uint64(set.n), 42) }}
+		}
+		benchImpls(b, src, func() ([]impl, uint64) { return defaultImpls(src.n, p), 0 })
+	})
 }
 
 // defaultImpls are the filters of BenchmarkDefaultSizing for n keys at
@@ -73,67 +63,13 @@ func defaultImpls(n int, p float64) []impl {
 	batch, _ := NewConcurrent(opts)
 	d := uint64(n)
 	prev, _ := NewConcurrent(Options{Hashes: 3, ExpectedURLs: d, FalsePositiveRate: p, ExpectedSegments: []uint64{d, d, d, d}})
-	present := make([]bool, 256)
-	count := func(f func([]string) bool) func(k *keyChunk) int {
-		return func(k *keyChunk) int {
-			fp := 0
-			for _, s := range k.segs {
-				if f(s) {
-					fp++
-				}
-			}
-			return fp
-		}
-	}
-	all := []impl{
-		{name: "bitsandblooms", bits: uint64(bb.Cap()),
-			run: func(k *keyChunk) int {
-				fp := 0
-				for _, u := range k.urls {
-					if bb.TestAndAdd(u) {
-						fp++
-					}
-				}
-				return fp
-			},
-			test: func(k *keyChunk) int {
-				fp := 0
-				for _, u := range k.urls {
-					if bb.Test(u) {
-						fp++
-					}
-				}
-				return fp
-			}},
-		{name: "improved-concurrent", bits: conc.TotalBits(), run: count(conc.TestAndAdd), test: count(conc.Test)},
-		{name: "improved", bits: filt.TotalBits(), run: count(filt.TestAndAdd), test: count(filt.Test)},
-		{name: "improved-batch", bits: batch.TotalBits(), test: count(batch.Test),
-			run: func(k *keyChunk) int {
-				fp := 0
-				for i := 0; i < len(k.segs); i += len(present) {
-					keys := k.segs[i:min(i+len(present), len(k.segs))]
-					batch.TestAndAddBatch(keys, present)
-					for _, p := range present[:len(keys)] {
-						if p {
-							fp++
-						}
-					}
-				}
-				return fp
-			}},
-		{name: "previous-default-concurrent", bits: prev.TotalBits(), run: count(prev.TestAndAdd), test: count(prev.Test)},
-	}
-	only := os.Getenv("MLBF_BENCH_IMPLS")
-	if only == "" {
-		return all
-	}
-	impls := all[:1]
-	for _, im := range all[1:] {
-		if strings.Contains(","+only+",", ","+im.name+",") {
-			impls = append(impls, im)
-		}
-	}
-	return impls
+	return onlyImpls([]impl{
+		{name: "bitsandblooms", bits: uint64(bb.Cap()), run: countURLs(bb.TestAndAdd), test: countURLs(bb.Test)},
+		{name: "improved-concurrent", bits: conc.TotalBits(), run: countSegs(conc.TestAndAdd), test: countSegs(conc.Test)},
+		{name: "improved", bits: filt.TotalBits(), run: countSegs(filt.TestAndAdd), test: countSegs(filt.Test)},
+		{name: "improved-batch", bits: batch.TotalBits(), run: countBatches(batch.TestAndAddBatch), test: countSegs(batch.Test)},
+		{name: "previous-default-concurrent", bits: prev.TotalBits(), run: countSegs(prev.TestAndAdd), test: countSegs(prev.Test)},
+	})
 }
 
 // queryFP runs, untimed, the test function of every implementation that

@@ -29,6 +29,16 @@ func defaultGeometry(t *testing.T, n uint64, p float64) (sizes []uint64, k int, 
 	return sizes, k, BlockedFalsePositiveRate(k, sizes[len(sizes)-1], n)
 }
 
+// againstBitsAndBlooms returns the total of the sizes, the bits of
+// bits-and-blooms' NewWithEstimates(n, p) and their ratio.
+func againstBitsAndBlooms(sizes []uint64, n uint64, p float64) (total, bbBits uint64, ratio float64) {
+	for _, b := range sizes {
+		total += b
+	}
+	m, _ := bloom.EstimateParameters(uint(n), p)
+	return total, uint64(m), float64(total) / float64(m)
+}
+
 // checkRate checks a measured rate (hits of q queries) against the
 // prediction (within 20%) and the target (at or below it, allowing 4
 // standard deviations of the count; at least 0.75 of it).
@@ -57,12 +67,8 @@ func TestDefaultSizingMemory(t *testing.T) {
 	for _, n := range []uint64{1 << 20, 20_000_000, 100_000_000} {
 		for _, p := range sizingTargets {
 			sizes, k, predicted := defaultGeometry(t, n, p)
-			var total uint64
-			for _, b := range sizes {
-				total += b
-			}
-			bbBits, bbK := bloom.EstimateParameters(uint(n), p)
-			ratio := float64(total) / float64(bbBits)
+			total, bbBits, ratio := againstBitsAndBlooms(sizes, n, p)
+			_, bbK := bloom.EstimateParameters(uint(n), p)
 			t.Logf("n=%d p=%g: k=%d, %.2f bits/key, %.3fx bits-and-blooms (%.2f bits/key, k=%d); predicted rate %.4g",
 				n, p, k, float64(total)/float64(n), ratio, float64(bbBits)/float64(n), bbK, predicted)
 			if ratio > 1.3 {
@@ -147,12 +153,7 @@ func TestSizingPredictsRateDatasets(t *testing.T) {
 	n := uint64(len(keys) / 2)
 	for _, p := range sizingTargets {
 		sizes, _, predicted := defaultGeometry(t, n, p)
-		var total uint64
-		for _, b := range sizes {
-			total += b
-		}
-		bbBits, _ := bloom.EstimateParameters(uint(n), p)
-		if ratio := float64(total) / float64(bbBits); ratio > 1.3 {
+		if _, _, ratio := againstBitsAndBlooms(sizes, n, p); ratio > 1.3 {
 			t.Errorf("datasets n=%d p=%g: %.3fx the bits of bits-and-blooms (limit 1.3x)", n, p, ratio)
 		}
 		hits, q := 0, 0
