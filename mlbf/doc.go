@@ -115,6 +115,15 @@
 // segment are rejected more often when the segment layers filter. Stats
 // reports both estimates.
 //
+// # A filter that grows
+//
+// A filter sized for ExpectedURLs climbs above its rate beyond them.
+// Scalable (Almeida et al., "Scalable Bloom Filters", 2007) adds
+// generations instead, each larger and with a tighter rate, so that the
+// compound rate stays below the target however many keys arrive, at a
+// cost in memory (2.35x a filter sized for the final count, at 10x the
+// first capacity and 1%). It is not persisted yet.
+//
 // # Concurrency
 //
 // Filter and Classic are not safe for concurrent use. Concurrent is: its

@@ -141,11 +141,18 @@ func splitKeys(keys [][]string, seed uint64) (insert, query [][]string) {
 }
 
 // chunkOf makes a chunk of the given keys; its urls are the keys joined
-// with '/', so that a filter keyed by bytes sees the same distinct keys.
+// with '/', so that a filter keyed by bytes sees the same distinct keys,
+// and its segments are substrings of those joined keys, allocated in
+// chunk order, so that both kinds of filter read their keys from memory
+// laid out in the order they are inserted (segments left where SplitURL
+// cut them from the shuffled URLs would cost the filters keyed by segments
+// cache misses that have nothing to do with them).
 func chunkOf(keys [][]string) *keyChunk {
-	k := &keyChunk{segs: keys}
+	k := &keyChunk{}
 	for _, s := range keys {
-		k.urls = append(k.urls, []byte(strings.Join(s, "/")))
+		u := strings.Join(s, "/")
+		k.urls = append(k.urls, []byte(u))
+		k.segs = append(k.segs, strings.Split(u, "/"))
 	}
 	return k
 }
