@@ -122,7 +122,8 @@
 // generations instead, each larger and with a tighter rate, so that the
 // compound rate stays below the target however many keys arrive, at a
 // cost in memory (2.35x a filter sized for the final count, at 10x the
-// first capacity and 1%). It is not persisted yet.
+// first capacity and 1%). It is saved with WriteTo and read with
+// ReadFrom; it cannot be merged yet.
 //
 // # Concurrency
 //

@@ -24,7 +24,10 @@ import (
 //
 // A Scalable is safe for concurrent use: calls are serialized by one
 // mutex, so of several concurrent TestAndAdd calls for the same new key
-// exactly one returns false. It is not persisted or merged yet.
+// exactly one returns false. WriteTo and ReadFrom persist it (format
+// "MLBS": the options, then every generation in the filter format, each
+// checked against the geometry the options give it); it cannot be merged
+// yet, and the crawler does not use it.
 type Scalable struct {
 	mu   sync.Mutex // guards everything below
 	o    ScalableOptions
@@ -60,6 +63,18 @@ const maxGenerations = 48
 // error wrapping ErrInvalidOptions.
 func NewScalable(opts ScalableOptions) (*Scalable, error) {
 	o := opts
+	if err := o.ensure(); err != nil {
+		return nil, err
+	}
+	s := &Scalable{o: o}
+	if err := s.grow(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// ensure applies the defaults and validates.
+func (o *ScalableOptions) ensure() error {
 	if o.ExpectedURLs == 0 {
 		o.ExpectedURLs = DefaultExpectedURLs
 	}
@@ -75,20 +90,17 @@ func NewScalable(opts ScalableOptions) (*Scalable, error) {
 	if o.Layers == 0 {
 		o.Layers = DefaultLayers
 	}
-	if o.Growth < 1 {
-		return nil, fmt.Errorf("%w: growth %d below 1", ErrInvalidOptions, o.Growth)
+	switch {
+	case o.Growth < 1:
+		return fmt.Errorf("%w: growth %d below 1", ErrInvalidOptions, o.Growth)
+	case !(o.Tightening > 0 && o.Tightening < 1):
+		return fmt.Errorf("%w: tightening %v not in (0, 1)", ErrInvalidOptions, o.Tightening)
+	case !(o.FalsePositiveRate > 0 && o.FalsePositiveRate < 1):
+		return fmt.Errorf("%w: false-positive rate %v not in (0, 1)", ErrInvalidOptions, o.FalsePositiveRate)
+	case o.Layers < 1 || o.Layers > MaxLayers:
+		return fmt.Errorf("%w: layers %d not in [1, %d]", ErrInvalidOptions, o.Layers, MaxLayers)
 	}
-	if !(o.Tightening > 0 && o.Tightening < 1) {
-		return nil, fmt.Errorf("%w: tightening %v not in (0, 1)", ErrInvalidOptions, o.Tightening)
-	}
-	if !(o.FalsePositiveRate > 0 && o.FalsePositiveRate < 1) {
-		return nil, fmt.Errorf("%w: false-positive rate %v not in (0, 1)", ErrInvalidOptions, o.FalsePositiveRate)
-	}
-	s := &Scalable{o: o}
-	if err := s.grow(); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return nil
 }
 
 // generationOptions returns the options of generation i.

@@ -1,8 +1,11 @@
 package mlbf
 
 import (
+	"bytes"
 	"errors"
+	"io"
 	"math"
+	"strconv"
 	"testing"
 )
 
@@ -97,4 +100,88 @@ func TestScalableOptionsInvalid(t *testing.T) {
 			t.Errorf("NewScalable(%+v) error %v, want ErrInvalidOptions", o, err)
 		}
 	}
+}
+
+// A scalable filter written and read back answers as before, keeps
+// growing where it was, and bad data is an error that leaves the target
+// unchanged.
+func TestScalablePersist(t *testing.T) {
+	s, err := NewScalable(ScalableOptions{ExpectedURLs: 500, FalsePositiveRate: 0.01})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newURLGen(4000, 3)
+	var k keyChunk
+	k.fill(g, 2000)
+	for _, seg := range k.segs[:1800] {
+		s.Add(seg)
+	}
+	var buf bytes.Buffer
+	if _, err := s.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	var back Scalable
+	n, err := back.ReadFrom(bytes.NewReader(data))
+	if err != nil || n != int64(len(data)) {
+		t.Fatalf("ReadFrom = %d, %v; want %d, nil", n, err, len(data))
+	}
+	for _, seg := range k.segs {
+		if s.Test(seg) != back.Test(seg) {
+			t.Fatalf("%q: answers differ after the round trip", seg)
+		}
+	}
+	for _, seg := range k.segs[1800:] {
+		s.TestAndAdd(seg)
+		back.TestAndAdd(seg)
+	}
+	if a, b := s.Stats(), back.Stats(); len(a.Generations) != len(b.Generations) || a.TotalBits != b.TotalBits {
+		t.Errorf("after more inserts: %d generations (%d bits) vs %d (%d) read back", len(a.Generations), a.TotalBits, len(b.Generations), b.TotalBits)
+	}
+	for i := 0; i < len(data); i++ {
+		bad := append([]byte(nil), data...)
+		bad[i] ^= 0x40
+		if _, err := back.ReadFrom(bytes.NewReader(bad)); err == nil {
+			// Every byte is covered by a checksum.
+			t.Fatalf("byte %d flipped: no error", i)
+		} else if !errors.Is(err, ErrFormat) && !errors.Is(err, ErrChecksum) {
+			t.Fatalf("byte %d flipped: error %v wraps neither ErrFormat nor ErrChecksum", i, err)
+		}
+		if i > 200 {
+			i += 97 // the header and the first layers byte by byte, then a sample
+		}
+	}
+	if _, err := back.ReadFrom(bytes.NewReader(data[:len(data)-1])); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("truncated: %v, want io.ErrUnexpectedEOF", err)
+	}
+}
+
+func FuzzScalableReadFrom(f *testing.F) {
+	s, _ := NewScalable(ScalableOptions{ExpectedURLs: 50, FalsePositiveRate: 0.1, Layers: 2})
+	for i := 0; i < 120; i++ {
+		s.Add([]string{"h", strconv.Itoa(i)})
+	}
+	var buf bytes.Buffer
+	if _, err := s.WriteTo(&buf); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	f.Add(buf.Bytes()[:60])
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var got Scalable
+		n, err := got.ReadFrom(bytes.NewReader(data))
+		if err != nil {
+			if !errors.Is(err, ErrFormat) && !errors.Is(err, ErrChecksum) {
+				t.Fatalf("error %v wraps neither ErrFormat nor ErrChecksum", err)
+			}
+			return
+		}
+		var again bytes.Buffer
+		if _, err := got.WriteTo(&again); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(again.Bytes(), data[:n]) {
+			t.Fatal("a filter read back writes other bytes")
+		}
+	})
 }
