@@ -28,23 +28,33 @@ import (
 // gen10M and gen40M are skipped unless MLBF_BENCH_LARGE=1 (40M keys: about
 // 50 MB per filter and a few minutes).
 func BenchmarkTestAndAdd(b *testing.B) {
-	sets := []struct {
-		name  string
-		n     int
-		large bool
-	}{
+	runSets(b, []benchSet{
 		{"gen1M", 1 << 20, false},
 		{"datasets", 0, false},
 		{"gen10M", 10_000_000, true},
 		{"gen40M", 40_000_000, true},
-	}
+	}, func(b *testing.B, set benchSet) {
+		src := newKeySource(b, set.name, set.n)
+		benchImpls(b, src, func() ([]impl, uint64) { return newImpls(src.n, src.sample) })
+	})
+}
+
+// benchSet is a key set of a benchmark: generated keys (n of them) or the
+// datasets; a large one runs only with MLBF_BENCH_LARGE=1.
+type benchSet struct {
+	name  string
+	n     int
+	large bool
+}
+
+// runSets runs fn as a sub-benchmark "keys=NAME" for every set.
+func runSets(b *testing.B, sets []benchSet, fn func(b *testing.B, set benchSet)) {
 	for _, set := range sets {
 		b.Run("keys="+set.name, func(b *testing.B) {
 			if set.large && os.Getenv("MLBF_BENCH_LARGE") != "1" {
 				b.Skip("set MLBF_BENCH_LARGE=1 to run (RAM and minutes)")
 			}
-			src := newKeySource(b, set.name, set.n)
-			benchImpls(b, src)
+			fn(b, set)
 		})
 	}
 }
@@ -57,6 +67,10 @@ type keySource struct {
 	gen    func() *urlGen
 	chunk  keyChunk
 	sample [][]string // for sizing the layers
+	// Fresh keys for queryFP: the generator's next queries keys after
+	// the first n, or fixedQuery.
+	queries    int
+	fixedQuery *keyChunk
 }
 
 const chunkKeys = 1 << 20
@@ -130,10 +144,14 @@ func improvedSizes(counts []uint64, sampleLen, n int, total uint64, k int) []uin
 }
 
 // impl is one filter under benchmark: run inserts a chunk of keys and
-// returns how many were reported present.
+// returns how many were reported present; test (optional) queries a chunk
+// of keys never inserted and returns how many were reported present; bits
+// (optional) is the filter's size.
 type impl struct {
 	name string
 	run  func(k *keyChunk) int
+	test func(k *keyChunk) int
+	bits uint64
 }
 
 func newImpls(n int, sample [][]string) (impls []impl, total uint64) {
@@ -147,79 +165,75 @@ func newImpls(n int, sample [][]string) (impls []impl, total uint64) {
 	conc, _ := NewConcurrent(Options{LayerBits: layers})
 	batch, _ := NewConcurrent(Options{LayerBits: layers})
 	fbatch, _ := New(Options{LayerBits: layers})
-	present := make([]bool, 256)
-	segs := func(f func([]string) bool) func(k *keyChunk) int {
-		return func(k *keyChunk) int {
-			fp := 0
-			for _, s := range k.segs {
-				if f(s) {
-					fp++
-				}
-			}
-			return fp
-		}
-	}
 	all := []impl{
-		{"bitsandblooms", func(k *keyChunk) int {
-			fp := 0
-			for _, u := range k.urls {
-				if bb.TestAndAdd(u) {
-					fp++
-				}
-			}
-			return fp
-		}},
-		{"classic", func(k *keyChunk) int {
-			fp := 0
-			for _, u := range k.urls {
-				if cl.TestAndAdd(u) {
-					fp++
-				}
-			}
-			return fp
-		}},
-		{"paper", segs(pf.TestAndAdd)},
-		{"improved", segs(imp.TestAndAdd)},
-		{"improved-concurrent", segs(conc.TestAndAdd)},
-		{"improved-batch", func(k *keyChunk) int {
-			fp := 0
-			for i := 0; i < len(k.segs); i += len(present) {
-				keys := k.segs[i:min(i+len(present), len(k.segs))]
-				batch.TestAndAddBatch(keys, present)
-				for _, p := range present[:len(keys)] {
-					if p {
-						fp++
-					}
-				}
-			}
-			return fp
-		}},
-		{"improved-filter-batch", func(k *keyChunk) int {
-			fp := 0
-			for i := 0; i < len(k.segs); i += len(present) {
-				keys := k.segs[i:min(i+len(present), len(k.segs))]
-				fbatch.TestAndAddBatch(keys, present)
-				for _, p := range present[:len(keys)] {
-					if p {
-						fp++
-					}
-				}
-			}
-			return fp
-		}},
+		{name: "bitsandblooms", run: countURLs(bb.TestAndAdd)},
+		{name: "classic", run: countURLs(cl.TestAndAdd)},
+		{name: "paper", run: countSegs(pf.TestAndAdd)},
+		{name: "improved", run: countSegs(imp.TestAndAdd)},
+		{name: "improved-concurrent", run: countSegs(conc.TestAndAdd)},
+		{name: "improved-batch", run: countBatches(batch.TestAndAddBatch)},
+		{name: "improved-filter-batch", run: countBatches(fbatch.TestAndAddBatch)},
 	}
-	// MLBF_BENCH_IMPLS=name,name,... runs only those (the baseline always).
+	return onlyImpls(all), total
+}
+
+// countURLs runs f on every key of a chunk as bytes (the whole URL) and
+// counts the true answers.
+func countURLs(f func([]byte) bool) func(k *keyChunk) int {
+	return countKeys(f, func(k *keyChunk) [][]byte { return k.urls })
+}
+
+// countSegs runs f on every key of a chunk as segments and counts the true
+// answers.
+func countSegs(f func([]string) bool) func(k *keyChunk) int {
+	return countKeys(f, func(k *keyChunk) [][]string { return k.segs })
+}
+
+func countKeys[K any](f func(K) bool, keys func(k *keyChunk) []K) func(k *keyChunk) int {
+	return func(k *keyChunk) int {
+		n := 0
+		for _, key := range keys(k) {
+			if f(key) {
+				n++
+			}
+		}
+		return n
+	}
+}
+
+// countBatches runs a TestAndAddBatch over a chunk in batches of 256 and
+// counts the keys reported present.
+func countBatches(f func(keys [][]string, present []bool)) func(k *keyChunk) int {
+	present := make([]bool, 256)
+	return func(k *keyChunk) int {
+		n := 0
+		for i := 0; i < len(k.segs); i += len(present) {
+			keys := k.segs[i:min(i+len(present), len(k.segs))]
+			f(keys, present)
+			for _, p := range present[:len(keys)] {
+				if p {
+					n++
+				}
+			}
+		}
+		return n
+	}
+}
+
+// onlyImpls returns the implementations MLBF_BENCH_IMPLS=name,name,...
+// names, and the first (the baseline) always; all of them if it is unset.
+func onlyImpls(all []impl) []impl {
 	only := os.Getenv("MLBF_BENCH_IMPLS")
 	if only == "" {
-		return all, total
+		return all
 	}
-	impls = all[:1]
+	impls := all[:1]
 	for _, im := range all[1:] {
 		if strings.Contains(","+only+",", ","+im.name+",") {
 			impls = append(impls, im)
 		}
 	}
-	return impls, total
+	return impls
 }
 
 // benchImpls runs every implementation over the same keys, interleaved
@@ -227,15 +241,19 @@ func newImpls(n int, sample [][]string) (impls []impl, total uint64) {
 // reports per implementation the wall and thread-CPU time per key (on a
 // shared machine the CPU time is the fair figure), allocations per key and the
 // rate of "present" answers (every key is distinct, so these are false
-// positives at the fill reached when each key was inserted).
-func benchImpls(b *testing.B, src *keySource) {
+// positives at the fill reached when each key was inserted). mk makes the
+// filters; if it returns a total, every filter has that many bits. Then,
+// untimed, the implementations with a test function query the source's
+// fresh keys, if it has any: "-query-fp" is the false-positive rate of the
+// full filter.
+func benchImpls(b *testing.B, src *keySource, mk func() ([]impl, uint64)) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	n := src.n
 	b.ReportAllocs()
 	for range b.N {
 		b.StopTimer()
-		impls, total := newImpls(n, src.sample)
+		impls, total := mk()
 		elapsed := make([]time.Duration, len(impls))
 		cpu := make([]time.Duration, len(impls))
 		allocs := make([]uint64, len(impls))
@@ -255,8 +273,12 @@ func benchImpls(b *testing.B, src *keySource) {
 			}
 		})
 		b.StopTimer()
+		queryFP(b, src, impls)
 		for i, im := range impls {
 			b.ReportMetric(float64(elapsed[i].Nanoseconds())/float64(n), im.name+"-ns/key")
+			if im.bits > 0 {
+				b.ReportMetric(float64(im.bits)/float64(n), im.name+"-bits/key")
+			}
 			b.ReportMetric(float64(cpu[i].Nanoseconds())/float64(n), im.name+"-cpu-ns/key")
 			b.ReportMetric(float64(allocs[i])/float64(n), im.name+"-allocs/key")
 			b.ReportMetric(float64(fps[i])/float64(n), im.name+"-fp")
@@ -265,7 +287,9 @@ func benchImpls(b *testing.B, src *keySource) {
 			b.ReportMetric(float64(cpu[i+1])/float64(cpu[0]), im.name+"/bitsandblooms-cpu")
 			b.ReportMetric(float64(elapsed[i+1])/float64(elapsed[0]), im.name+"/bitsandblooms-wall")
 		}
-		b.ReportMetric(float64(total)/float64(n), "bits/key")
+		if total > 0 {
+			b.ReportMetric(float64(total)/float64(n), "bits/key")
+		}
 		b.StartTimer()
 	}
 }

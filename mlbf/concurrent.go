@@ -234,11 +234,14 @@ func (c *core) touch(kh *keyHash) uint64 {
 // stays complete.
 func (c *core) missingLayers(kh *keyHash) uint32 {
 	var set uint32
+	var pb [MaxHashes]uint16
 	for i := 0; i <= kh.n; i++ {
-		blk, hi := c.keyBlock(kh, i)
+		blk, hi, full := c.keyBlock(kh, i)
+		if full {
+			continue
+		}
 		var miss uint64
-		for j := 0; j < c.k; j++ {
-			b := blockBit(hi, j)
+		for _, b := range blockProbes(hi, c.k, &pb) {
 			miss |= ^atomic.LoadUint64(&blk[b>>6]) & (1 << (b & 63))
 		}
 		set |= uint32((miss|-miss)>>63) << i // 1 if miss != 0
@@ -258,11 +261,11 @@ func (c *core) missingLayers(kh *keyHash) uint32 {
 // keys its mispredictions cost more than the few extra locked ORs.
 func (c *core) setLayers(kh *keyHash, set uint32) bool {
 	var miss uint64
+	var pb [MaxHashes]uint16
 	for s := set; s != 0; s &= s - 1 {
 		i := bits.TrailingZeros32(s)
-		blk, hi := c.keyBlock(kh, i)
-		for j := 0; j < c.k; j++ {
-			b := blockBit(hi, j)
+		blk, hi, _ := c.keyBlock(kh, i)
+		for _, b := range blockProbes(hi, c.k, &pb) {
 			miss |= ^atomic.LoadUint64(&blk[b>>6]) & (1 << (b & 63))
 		}
 	}
@@ -271,9 +274,8 @@ func (c *core) setLayers(kh *keyHash, set uint32) bool {
 	}
 	for s := set; s != 0; s &= s - 1 {
 		i := bits.TrailingZeros32(s)
-		blk, hi := c.keyBlock(kh, i)
-		for j := 0; j < c.k; j++ {
-			b := blockBit(hi, j)
+		blk, hi, _ := c.keyBlock(kh, i)
+		for _, b := range blockProbes(hi, c.k, &pb) {
 			atomic.OrUint64(&blk[b>>6], 1<<(b&63))
 		}
 	}

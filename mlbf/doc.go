@@ -14,7 +14,7 @@
 // segments, so that a URL whose segments were all seen in other URLs is not
 // reported present just for that.
 //
-//	f, err := mlbf.NewConcurrent(mlbf.Options{ExpectedURLs: 50_000_000, FalsePositiveRate: 0.001})
+//	f, err := mlbf.NewConcurrent(mlbf.Options{ExpectedURLs: 50_000_000, FalsePositiveRate: 0.001}) // 98 MB
 //	if seen := f.TestAndAdd(segments); !seen { queue(url) }
 //
 // TestAndAdd is the one atomic check-and-insert a crawler needs; it returns
@@ -86,16 +86,44 @@
 //     computes all block addresses first so the misses of the layers
 //     overlap. A blocked filter needs somewhat more bits than a classic one
 //     for the same rate (uneven block loads; BlockedFalsePositiveRate).
-//   - Per-layer sizing: layer i is sized for ExpectedSegments[i] distinct
-//     segments at LayerFalsePositiveRate (default 0.5: the layers only
-//     filter early and cheaply), and the integrity layer for ExpectedURLs
-//     keys at FalsePositiveRate, using the blocked formula; sizes are whole
-//     blocks. EstimateSegments counts distinct segments per depth in a
-//     sample. LayerBits sets the sizes explicitly instead.
+//   - Sizing from the target (issue 16): with ExpectedURLs n and
+//     FalsePositiveRate p, the integrity layer is sized for n keys at p by
+//     the blocked formula (BlockedFalsePositiveRate, exact for uniform
+//     probes), with k derived from p when Hashes is 0
+//     (BlockedParameters: k=8 and 15.7 bits per URL at 0.1%, 1.09x
+//     bits-and-blooms' NewWithEstimates). The integrity layer carries the
+//     whole target because for a new URL whose segments were all seen
+//     before it is the only layer that can answer no. Without
+//     ExpectedSegments each segment layer is one block, full after its
+//     first few hundred segments: it then passes every key at the cost of
+//     8 loads from one cached line, so the measured rate is the integrity
+//     layer's, as predicted (within a few percent from 0.01% to 5%, on the
+//     shared datasets and on generated URLs; docs/BENCHMARKS.md). Sizing
+//     the segment layers to filter cost more bits than giving those bits
+//     to the integrity layer on the shared datasets (TestBitsPerURL), and
+//     made the rate depend on how many new URLs bring a new segment (85%
+//     in the datasets, all of the generated ones).
+//   - Segment layers that filter: with ExpectedSegments, layer i is sized
+//     for ExpectedSegments[i] distinct segments at LayerFalsePositiveRate
+//     (default 0.5) and rejects early the new URLs with a segment new at
+//     its depth, which lowers the rate of those URLs below p.
+//     EstimateSegments counts distinct segments per depth in a sample.
+//     LayerBits sets every size explicitly instead. Sizes are whole blocks.
 //
 // Because every key sets the integrity layer, the rate for a new URL whose
 // segments were all seen before is the integrity layer's; URLs with a new
-// segment are rejected more often. Stats reports both estimates.
+// segment are rejected more often when the segment layers filter. Stats
+// reports both estimates.
+//
+// # A filter that grows
+//
+// A filter sized for ExpectedURLs climbs above its rate beyond them.
+// Scalable (Almeida et al., "Scalable Bloom Filters", 2007) adds
+// generations instead, each larger and with a tighter rate, so that the
+// compound rate stays below the target however many keys arrive, at a
+// cost in memory (2.35x a filter sized for the final count, at 10x the
+// first capacity and 1%). It is saved with WriteTo and read with
+// ReadFrom; it cannot be merged yet.
 //
 // # Concurrency
 //

@@ -97,6 +97,6 @@ func Example_sizing() {
 	fmt.Printf("a classic filter would use m=%d, k=%d; formula (1) gives %.4f\n", m, k, mlbf.FalsePositiveRate(k, m, 100_000))
 	// Output:
 	// distinct segments per depth in the sample: [10 1 100 1000]
-	// bits per layer: [512 512 2048 190464 1261056]
+	// bits per layer: [512 512 3072 271360 992256]
 	// a classic filter would use m=958506, k=7; formula (1) gives 0.0100
 }

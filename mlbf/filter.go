@@ -73,10 +73,22 @@ func (c *core) keyLayer(kh *keyHash, i int) (li int, h uint64) {
 }
 
 // keyBlock returns the 512-bit block of the key's i-th used layer (the
-// integrity layer at i == kh.n) and the hash its probes come from.
-func (c *core) keyBlock(kh *keyHash, i int) (blk []uint64, hi uint64) {
+// integrity layer at i == kh.n) and the hash its probes come from. full is
+// true when the layer is one block with every bit set, so that any probes
+// in it are set: the segment layers of the default sizing are one block
+// each, full after their first few hundred segments, and the callers skip
+// their probes then (the answer is the same; only the work is saved).
+func (c *core) keyBlock(kh *keyHash, i int) (blk []uint64, hi uint64, full bool) {
 	li, h := c.keyLayer(kh, i)
-	return c.words[c.blockWord(li, h):][:blockWords:blockWords], h
+	blk = c.words[c.blockWord(li, h):][:blockWords:blockWords]
+	if c.layers[li].blocks == 1 {
+		and := ^uint64(0)
+		for j := range blk {
+			and &= atomic.LoadUint64(&blk[j])
+		}
+		full = and == ^uint64(0)
+	}
+	return blk, h, full
 }
 
 // test is Algorithm 2 (paper mode) or the improved query: it returns false
@@ -87,10 +99,13 @@ func (c *core) test(kh *keyHash) bool {
 	if c.mode == Paper {
 		return c.paperTestAndAddAtomic(kh, false)
 	}
+	var pb [MaxHashes]uint16
 	for i := 0; i <= kh.n; i++ {
-		blk, hi := c.keyBlock(kh, i)
-		for j := 0; j < c.k; j++ {
-			b := blockBit(hi, j)
+		blk, hi, full := c.keyBlock(kh, i)
+		if full {
+			continue
+		}
+		for _, b := range blockProbes(hi, c.k, &pb) {
 			if atomic.LoadUint64(&blk[b>>6])&(1<<(b&63)) == 0 {
 				return false
 			}
@@ -107,8 +122,12 @@ func (c *core) testAndAdd(kh *keyHash) bool {
 		return c.paperTestAndAdd(kh, true)
 	}
 	var missing uint64
+	var pb [MaxHashes]uint16
 	for i := 0; i <= kh.n; i++ {
-		blk, hi := c.keyBlock(kh, i)
+		blk, hi, full := c.keyBlock(kh, i)
+		if full {
+			continue
+		}
 		if c.k == 3 {
 			// The default k, unrolled: blockBit(hi, j) for j < 3 is
 			// the j-th 9-bit slice of hi.
@@ -124,8 +143,7 @@ func (c *core) testAndAdd(kh *keyHash) bool {
 			blk[b2>>6] = o2 | 1<<(b2&63)
 			continue
 		}
-		for j := 0; j < c.k; j++ {
-			b := blockBit(hi, j)
+		for _, b := range blockProbes(hi, c.k, &pb) {
 			bit := uint64(1) << (b & 63)
 			old := blk[b>>6]
 			missing |= ^old & bit

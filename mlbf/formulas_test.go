@@ -122,7 +122,7 @@ func TestDerivedSizing(t *testing.T) {
 	if !(got[0] < got[1] && got[1] < got[2] && got[2] < got[3]) {
 		t.Errorf("layer sizes %v do not follow the segment counts", got)
 	}
-	if p := BlockedFalsePositiveRate(3, got[4], 100000); p > 0.01 {
+	if p := BlockedFalsePositiveRate(f.c.k, got[4], 100000); p > 0.01 {
 		t.Errorf("integrity layer %d bits: rate %v > 0.01", got[4], p)
 	}
 }

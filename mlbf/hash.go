@@ -198,6 +198,22 @@ func blockBit(hi uint64, j int) uint64 {
 	return (x >> (9 * uint(j%3))) & (blockBits - 1)
 }
 
+// blockProbes writes the k probe positions of hash hi into p and returns
+// p[:k]: exactly blockBit(hi, j) for j < k, with one re-mix per group of
+// three instead of one per probe.
+func blockProbes(hi uint64, k int, p *[MaxHashes]uint16) []uint16 {
+	x, r, g := hi, uint(0), uint64(0)
+	for j := 0; j < k; j++ {
+		if r == 3 {
+			g++
+			x, r = mix64(hi+g*golden64), 0
+		}
+		p[j] = uint16(x >> (9 * r) & (blockBits - 1))
+		r++
+	}
+	return p[:k]
+}
+
 // paperPos is Hash_j(s) mod m of the paper: Kirsch–Mitzenmacher double
 // hashing g_j = h1 + j*h2 (mod 2^64), reduced mod m.
 func paperPos(lo, hi uint64, j int, m uint64) uint64 {

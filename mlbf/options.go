@@ -34,7 +34,10 @@ func (m Mode) String() string {
 const (
 	// DefaultLayers is the paper's L.
 	DefaultLayers = 4
-	// DefaultHashes is the paper's k.
+	// DefaultHashes is the paper's k: the default of paper mode and of
+	// improved mode with explicit LayerBits. Improved derived sizing
+	// (ExpectedURLs, FalsePositiveRate) derives k from the target instead;
+	// see BlockedParameters.
 	DefaultHashes = 3
 	// DefaultBitsPerLayer is the paper's m (paper mode).
 	DefaultBitsPerLayer = 16_829_152
@@ -65,12 +68,12 @@ type Options struct {
 	// Layers is L, the number of segment layers (the integrity layer comes
 	// on top). Default 4; at most MaxLayers.
 	Layers int
-	// Hashes is k, the hash functions (probes) per layer. Default 3 (the
-	// paper's k, and the fastest); at most MaxHashes. In improved mode a
-	// FalsePositiveRate below 1% needs fewer bits with more probes: on the
-	// shared URL datasets, 0.1% took 23.2 bits per URL at k=3 and 17.7 at
-	// k=6 (docs/BENCHMARKS.md); each probe costs no extra cache miss, as a
-	// layer's probes share one block.
+	// Hashes is k, the hash functions (probes) per layer; at most
+	// MaxHashes. Default: in improved mode with derived sizing, the k at
+	// which the integrity layer needs the fewest bits for
+	// FalsePositiveRate (BlockedParameters: 4 at 5%, 6 at 1%, 8 at 0.1%,
+	// 11 at 0.01%); otherwise 3, the paper's k. A layer's probes share one
+	// 512-bit block, so more probes cost no extra cache miss.
 	Hashes int
 	// BitsPerLayer is, in paper mode, m: the size of every layer including
 	// the integrity layer. Default 16,829,152. Ignored in improved mode.
@@ -84,36 +87,42 @@ type Options struct {
 	// layer is sized for n keys at FalsePositiveRate. Default 3,500,000 when
 	// LayerBits is not given.
 	ExpectedURLs uint64
-	// FalsePositiveRate is the overall improved-mode target, carried by the
-	// integrity layer. Default 0.01.
+	// FalsePositiveRate is the improved-mode target at ExpectedURLs keys:
+	// the probability that a new key is reported present. The integrity
+	// layer carries it whole, because for a new URL whose segments were all
+	// seen before (15.5% of the new URLs in the shared datasets) it is the
+	// only layer that can answer no; its size and k are BlockedParameters.
+	// Default 0.01.
 	FalsePositiveRate float64
 	// ExpectedSegments is the number of distinct segments expected at each
 	// depth (len L; the last counts the folded tails), for improved-mode
-	// derived sizing; see EstimateSegments. Default: ExpectedURLs at every
-	// depth (safe but wasteful; the host layer is usually far smaller).
+	// derived sizing; see EstimateSegments. Each segment layer is then
+	// sized for its count at LayerFalsePositiveRate, and rejects early the
+	// new URLs with a segment new at its depth: it lowers the rate below
+	// FalsePositiveRate by a factor that depends on the URLs, at a cost in
+	// memory. Default (nil): every segment layer is one 512-bit block,
+	// which fills within its first few hundred segments and then passes
+	// every key, so the integrity layer alone answers and the measured
+	// rate is BlockedFalsePositiveRate of the integrity layer (issue 16:
+	// on the shared datasets, sizing the segment layers to filter cost
+	// more bits than giving the same bits to the integrity layer, and made
+	// the rate depend on the data).
 	ExpectedSegments []uint64
 	// LayerFalsePositiveRate is the improved-mode target of each layer
-	// 1..L at its ExpectedSegments count. Default 0.5.
+	// 1..L at its ExpectedSegments count. Default 0.5. Unused without
+	// ExpectedSegments.
 	LayerFalsePositiveRate float64
 }
 
 // EnsureDefaults fills the zero fields with their defaults.
+// In improved mode with derived sizing, a zero Hashes becomes the k
+// BlockedParameters derives from ExpectedURLs and FalsePositiveRate (when
+// both are valid; Validate reports them otherwise).
 func (o *Options) EnsureDefaults() {
 	if o.Layers == 0 {
 		o.Layers = DefaultLayers
 	}
-	if o.Hashes == 0 {
-		o.Hashes = DefaultHashes
-	}
-	switch o.Mode {
-	case Paper:
-		if o.BitsPerLayer == 0 {
-			o.BitsPerLayer = DefaultBitsPerLayer
-		}
-	case Improved:
-		if len(o.LayerBits) > 0 {
-			return
-		}
+	if o.Mode == Improved && len(o.LayerBits) == 0 {
 		if o.ExpectedURLs == 0 {
 			o.ExpectedURLs = DefaultExpectedURLs
 		}
@@ -123,6 +132,15 @@ func (o *Options) EnsureDefaults() {
 		if o.LayerFalsePositiveRate == 0 {
 			o.LayerFalsePositiveRate = DefaultLayerFalsePositiveRate
 		}
+		if o.Hashes == 0 && o.FalsePositiveRate > 0 && o.FalsePositiveRate < 1 {
+			_, o.Hashes = BlockedParameters(o.ExpectedURLs, o.FalsePositiveRate)
+		}
+	}
+	if o.Hashes == 0 {
+		o.Hashes = DefaultHashes
+	}
+	if o.Mode == Paper && o.BitsPerLayer == 0 {
+		o.BitsPerLayer = DefaultBitsPerLayer
 	}
 }
 
@@ -189,11 +207,12 @@ func (o *Options) layerSizes() ([]uint64, error) {
 		}
 	default:
 		for i := 0; i < L; i++ {
-			d := o.ExpectedURLs
+			// Without ExpectedSegments a segment layer is one block:
+			// see Options.ExpectedSegments.
+			sizes[i] = blockBits
 			if o.ExpectedSegments != nil {
-				d = o.ExpectedSegments[i]
+				sizes[i] = blockedBitsFor(o.Hashes, o.ExpectedSegments[i], o.LayerFalsePositiveRate)
 			}
-			sizes[i] = blockedBitsFor(o.Hashes, d, o.LayerFalsePositiveRate)
 		}
 		sizes[L] = blockedBitsFor(o.Hashes, o.ExpectedURLs, o.FalsePositiveRate)
 	}

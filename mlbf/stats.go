@@ -18,8 +18,16 @@ type LayerStats struct {
 	FillRatio float64 // SetBits / Bits
 	// EstimatedItems is the Swamidass–Baldi estimate of the distinct
 	// entries inserted into the layer, n* = -(m/k)·ln(1 - X/m) for X set
-	// bits; +Inf when the layer is full.
+	// bits; +Inf when the layer is full (as the one-block segment layers
+	// of the default sizing are soon after the start: see
+	// Options.ExpectedSegments).
 	EstimatedItems float64
+	// FalsePositiveRate is the probability that the layer passes an entry
+	// it does not hold: in improved mode the mean over its 512-bit blocks
+	// of (block fill)^k, since an entry's k probes fall in one block (the
+	// layer-wide fill^k would understate it: blocks fill unevenly); in
+	// paper mode fill^k.
+	FalsePositiveRate float64
 }
 
 // Stats describes a filter's current state.
@@ -31,11 +39,13 @@ type Stats struct {
 	EstimatedURLs float64
 	// FalsePositiveRate is the current probability that a new key whose
 	// segments were all seen before (the worst case: only the integrity
-	// layer can reject it) is reported present: the integrity fill ratio to
-	// the power k. New keys with unseen segments are rejected more often.
+	// layer can reject it) is reported present: the integrity layer's
+	// FalsePositiveRate. With the default sizing the segment layers are
+	// full and pass every key, so it is the rate of every new key; at
+	// ExpectedURLs keys it is close to Options.FalsePositiveRate.
 	FalsePositiveRate float64
 	// IndependentFalsePositiveRate is the probability for a key of random
-	// segments, the product of every layer's fill^k (the paper's
+	// segments, the product of every layer's FalsePositiveRate (the paper's
 	// independence assumption behind formula (4)).
 	IndependentFalsePositiveRate float64
 }
@@ -43,26 +53,49 @@ type Stats struct {
 func (c *core) stats(words []uint64, useAtomic bool) Stats {
 	s := Stats{Mode: c.mode, Layers: make([]LayerStats, len(c.layers))}
 	s.IndependentFalsePositiveRate = 1
+	load := func(p *uint64) uint64 {
+		if useAtomic {
+			return atomic.LoadUint64(p)
+		}
+		return *p
+	}
+	// pow[i] = (i/512)^k: a block's rate by its set bits.
+	var pow []float64
+	if c.mode == Improved {
+		pow = make([]float64, blockBits+1)
+		for i := range pow {
+			pow[i] = math.Pow(float64(i)/blockBits, float64(c.k))
+		}
+	}
 	for i, l := range c.layers {
 		var set uint64
+		var fp float64
 		ws := words[l.off : l.off+(l.bits+63)/64]
-		for j := range ws {
-			var w uint64
-			if useAtomic {
-				w = atomic.LoadUint64(&ws[j])
-			} else {
-				w = ws[j]
+		if pow != nil {
+			for b := 0; b < len(ws); b += blockWords {
+				var ones int
+				for j := b; j < b+blockWords; j++ {
+					ones += bits.OnesCount64(load(&ws[j]))
+				}
+				set += uint64(ones)
+				fp += pow[ones]
 			}
-			set += uint64(bits.OnesCount64(w))
+			fp /= float64(len(ws) / blockWords)
+		} else {
+			for j := range ws {
+				set += uint64(bits.OnesCount64(load(&ws[j])))
+			}
 		}
 		fill := float64(set) / float64(l.bits)
-		ls := LayerStats{Bits: l.bits, SetBits: set, FillRatio: fill,
+		if pow == nil {
+			fp = math.Pow(fill, float64(c.k))
+		}
+		ls := LayerStats{Bits: l.bits, SetBits: set, FillRatio: fill, FalsePositiveRate: fp,
 			EstimatedItems: -float64(l.bits) / float64(c.k) * math.Log1p(-fill)}
 		s.Layers[i] = ls
-		f := math.Pow(fill, float64(c.k))
-		s.IndependentFalsePositiveRate *= f
+		s.IndependentFalsePositiveRate *= fp
 		if i == c.L {
-			s.FalsePositiveRate = f
+			s.FalsePositiveRate = fp
 			s.EstimatedURLs = ls.EstimatedItems
 		}
 	}
