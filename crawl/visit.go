@@ -135,6 +135,7 @@ func (c *Crawler) checkRobots(ctx context.Context, ent frontier.Entry) (robots *
 // parts of out that the response decides (failure, redirect, base).
 func (c *Crawler) record(ent frontier.Entry, res *fetch.Result, ferr error, out *frontier.Outcome) error {
 	le := storage.Entry{URL: ent.URL, Depth: ent.Depth, Via: ent.Via}
+	var warcBytes int64
 	if ferr != nil {
 		c.counters.fetchErrors.Add(1)
 		out.Failed = true
@@ -157,6 +158,7 @@ func (c *Crawler) record(ent frontier.Entry, res *fetch.Result, ferr error, out 
 			return fmt.Errorf("crawl: archive: %w", err)
 		}
 		le.WARCFile, le.WARCRecordID = ref.File, ref.ResponseID
+		warcBytes = ref.Length
 		if res.Status >= 400 {
 			c.counters.httpErrors.Add(1)
 			out.Failed = true
@@ -180,7 +182,13 @@ func (c *Crawler) record(ent frontier.Entry, res *fetch.Result, ferr error, out 
 			c.counters.linksDropped.Add(uint64(res.LinksDropped))
 		}
 	}
-	return c.logEntry(le)
+	if err := c.logEntry(le); err != nil {
+		return err
+	}
+	if c.opts.Observer != nil {
+		c.observeFetch(ent.URL, ent.Depth, res, ferr, warcBytes)
+	}
+	return nil
 }
 
 // runHooks hands the page to the Collector and to OnPage, and returns the
