@@ -40,7 +40,9 @@ func startMonitoredCrawl(t *testing.T, pages int, delay string, extra ...string)
 		"--expected-urls", "100000", "--progress-interval", "-1", "--http-addr", m.addr}, extra...)
 	args = append(args, site.Roots()...)
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { m.code <- run(ctx, env{stdin: strings.NewReader(""), stdout: m.stdout, stderr: m.stderr}, args) }()
+	go func() {
+		m.code <- run(ctx, env{stdin: strings.NewReader(""), stdout: m.stdout, stderr: m.stderr}, args)
+	}()
 	t.Cleanup(func() {
 		cancel()
 		select {
