@@ -28,6 +28,7 @@ const (
 	DefaultMaxHosts    = 10_000
 	DefaultMaxConns    = 32
 	DefaultWriteTimout = 10 * time.Second
+	DefaultReadTimeout = 5 * time.Second
 )
 
 // Options configure a Monitor. Zero fields take the default their comment
@@ -52,6 +53,10 @@ type Options struct {
 	// MaxConns bounds the server's open connections; default
 	// DefaultMaxConns (32).
 	MaxConns int
+	// ReadTimeout bounds the time a client may take to send a request
+	// (a slow-loris client is cut there) and a kept-alive connection may
+	// stay idle; default DefaultReadTimeout (5s).
+	ReadTimeout time.Duration
 	// WriteTimeout bounds the time to write one response; default
 	// DefaultWriteTimout (10s).
 	WriteTimeout time.Duration
@@ -81,6 +86,9 @@ func (o *Options) EnsureDefaults() {
 	if o.WriteTimeout == 0 {
 		o.WriteTimeout = DefaultWriteTimout
 	}
+	if o.ReadTimeout == 0 {
+		o.ReadTimeout = DefaultReadTimeout
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -104,8 +112,8 @@ func (o *Options) Validate() error {
 	if o.Interval < 10*time.Millisecond {
 		return fmt.Errorf("%w: Interval %v is below 10ms", ErrInvalidOptions, o.Interval)
 	}
-	if o.WriteTimeout < 0 {
-		return fmt.Errorf("%w: WriteTimeout %v is negative (it cannot be turned off)", ErrInvalidOptions, o.WriteTimeout)
+	if o.WriteTimeout < 0 || o.ReadTimeout < 0 {
+		return fmt.Errorf("%w: WriteTimeout %v or ReadTimeout %v is negative (they cannot be turned off)", ErrInvalidOptions, o.WriteTimeout, o.ReadTimeout)
 	}
 	return nil
 }

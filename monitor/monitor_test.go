@@ -350,3 +350,42 @@ func FuzzRedactURL(f *testing.F) {
 		}
 	})
 }
+
+// Without JavaScript the page shows the same numbers, rendered by the
+// server, and reloads itself; fetched URLs are escaped, and the page's
+// policy lets only its own inline script and style run.
+func TestPageWithoutScript(t *testing.T) {
+	src := &fakeSource{s: sampleStats()}
+	m, base := startMonitor(t, Options{}, src)
+	feed(m)
+	m.Fetched(crawl.FetchEvent{URL: `http://x.example/"><script>alert(1)</script>`, Status: 200})
+	var page string
+	var hdr http.Header
+	waitFor(t, "the fetches on the page", func() bool {
+		_, hdr, page = get(t, base+"/")
+		return strings.Contains(page, "x.example")
+	})
+	for _, want := range []string{
+		`<b id="fetched" data-k="totals.fetched">7</b>`,
+		`<b id="queued" data-k="queue.queued">42</b>`,
+		`<td>max-url-length</td><td>6</td>`,
+		`<td>connect</td><td>1</td>`,
+		`<td>http-4xx</td><td>1</td>`,
+		`<noscript><meta http-equiv="refresh" content="5"></noscript>`,
+		`&lt;script&gt;alert(1)&lt;/script&gt;`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %s", want)
+		}
+	}
+	if strings.Contains(page, "<script>alert") {
+		t.Error("fetched URL not escaped")
+	}
+	csp := hdr.Get("Content-Security-Policy")
+	if !strings.Contains(csp, "default-src 'none'") || !strings.Contains(csp, cspHash(pageScript)) || !strings.Contains(page, "<script>"+pageScript+"</script>") {
+		t.Errorf("CSP %q does not match the inline script", csp)
+	}
+	if strings.Contains(page, "src=\"http") || strings.Contains(page, "href=\"http") {
+		t.Error("page loads an external asset")
+	}
+}

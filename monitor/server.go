@@ -82,12 +82,11 @@ func (m *Monitor) Run(ctx context.Context, ln net.Listener, src Source) error {
 	m.sample(src, &o, nil, false)
 	srv := &http.Server{
 		Handler:           m.Handler(),
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       10 * time.Second,
+		ReadHeaderTimeout: m.opts.ReadTimeout,
+		ReadTimeout:       m.opts.ReadTimeout,
 		WriteTimeout:      m.opts.WriteTimeout,
-		IdleTimeout:       60 * time.Second,
+		IdleTimeout:       m.opts.ReadTimeout,
 		MaxHeaderBytes:    8 << 10,
-		ErrorLog:          nil,
 	}
 	var wg sync.WaitGroup
 	serveErr := make(chan error, 1)
