@@ -1,7 +1,6 @@
 package monitor
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -219,16 +218,19 @@ func (m *Monitor) Checkpointed(ev crawl.CheckpointEvent) {
 func (m *Monitor) Registry() *prometheus.Registry { return m.reg }
 
 // tables copies the tallies into st: the recent fetches (newest first),
-// the host tables and the error counts.
+// the host tables and the error counts. The host tables are selected in
+// one pass over the tallies, O(hosts × TopHosts), with no copy: sorting
+// 10,000 hosts twice took 20-30 ms per sample (BenchmarkSample).
 func (m *Monitor) tables(st *Status) {
-	type hostRow struct {
-		host string
-		t    hostTally
-	}
+	n := m.opts.TopHosts
+	busiest := make([]HostRow, 0, n+1)
+	slowest := make([]HostRow, 0, n+1)
 	m.mu.Lock()
-	rows := make([]hostRow, 0, len(m.hosts))
 	for h, t := range m.hosts {
-		rows = append(rows, hostRow{h, *t})
+		r := HostRow{Host: h, Fetches: t.fetches, Errors: t.errors,
+			MeanMillis: float64(t.total.Microseconds()) / 1000 / float64(max(t.fetches, 1))}
+		busiest = insertTop(busiest, n, r, busier)
+		slowest = insertTop(slowest, n, r, slower)
 	}
 	st.Recent = make([]FetchRow, 0, len(m.recent))
 	for i := range m.recent {
@@ -249,25 +251,30 @@ func (m *Monitor) tables(st *Status) {
 	st.UntrackedHosts = m.untracked
 	st.Checkpoint = m.lastCkpt
 	m.mu.Unlock()
+	st.BusiestHosts, st.SlowestHosts = busiest, slowest
+}
 
-	top := func(less func(a, b hostRow) int) []HostRow {
-		// A partial sort would do; sorting a copy of at most MaxHosts
-		// rows once per Interval is cheap enough.
-		slices.SortFunc(rows, func(a, b hostRow) int {
-			if c := less(a, b); c != 0 {
-				return c
-			}
-			return cmp.Compare(a.host, b.host)
-		})
-		out := make([]HostRow, 0, m.opts.TopHosts)
-		for _, r := range rows[:min(len(rows), m.opts.TopHosts)] {
-			out = append(out, HostRow{Host: r.host, Fetches: r.t.fetches, Errors: r.t.errors,
-				MeanMillis: float64(r.t.total.Microseconds()) / 1000 / float64(max(r.t.fetches, 1))})
-		}
-		return out
+// insertTop inserts r into top, kept sorted by before and at most n
+// long, when it ranks there.
+func insertTop(top []HostRow, n int, r HostRow, before func(a, b HostRow) bool) []HostRow {
+	if len(top) == n && !before(r, top[n-1]) {
+		return top
 	}
-	st.BusiestHosts = top(func(a, b hostRow) int { return cmp.Compare(b.t.fetches, a.t.fetches) })
-	st.SlowestHosts = top(func(a, b hostRow) int {
-		return cmp.Compare(float64(b.t.total)/float64(max(b.t.fetches, 1)), float64(a.t.total)/float64(max(a.t.fetches, 1)))
-	})
+	i := len(top)
+	for i > 0 && before(r, top[i-1]) {
+		i--
+	}
+	top = slices.Insert(top, i, r)
+	if len(top) > n {
+		top = top[:n]
+	}
+	return top
+}
+
+func busier(a, b HostRow) bool {
+	return a.Fetches > b.Fetches || a.Fetches == b.Fetches && a.Host < b.Host
+}
+
+func slower(a, b HostRow) bool {
+	return a.MeanMillis > b.MeanMillis || a.MeanMillis == b.MeanMillis && a.Host < b.Host
 }
