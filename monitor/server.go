@@ -186,33 +186,26 @@ func (m *Monitor) Status() *Status {
 // and /debug/pprof/ with Options.Pprof.
 func (m *Monitor) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		d := m.doc.Load()
-		if d == nil {
-			http.Error(w, "not started", http.StatusServiceUnavailable)
-			return
+	// The page and the JSON are served ready-made from the last sample.
+	serve := func(contentType string, body func(*rendered) []byte) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			d := m.doc.Load()
+			if d == nil {
+				http.Error(w, "not started", http.StatusServiceUnavailable)
+				return
+			}
+			h := w.Header()
+			h.Set("Content-Type", contentType)
+			h.Set("Content-Security-Policy", pageCSP)
+			h.Set("X-Content-Type-Options", "nosniff")
+			h.Set("X-Frame-Options", "DENY")
+			h.Set("Referrer-Policy", "no-referrer")
+			h.Set("Cache-Control", "no-store")
+			w.Write(body(d))
 		}
-		h := w.Header()
-		h.Set("Content-Type", "text/html; charset=utf-8")
-		h.Set("Content-Security-Policy", pageCSP)
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("X-Frame-Options", "DENY")
-		h.Set("Referrer-Policy", "no-referrer")
-		h.Set("Cache-Control", "no-store")
-		w.Write(d.html)
-	})
-	mux.HandleFunc("GET /status.json", func(w http.ResponseWriter, r *http.Request) {
-		d := m.doc.Load()
-		if d == nil {
-			http.Error(w, "not started", http.StatusServiceUnavailable)
-			return
-		}
-		h := w.Header()
-		h.Set("Content-Type", "application/json")
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Cache-Control", "no-store")
-		w.Write(d.json)
-	})
+	}
+	mux.HandleFunc("GET /{$}", serve("text/html; charset=utf-8", func(d *rendered) []byte { return d.html }))
+	mux.HandleFunc("GET /status.json", serve("application/json", func(d *rendered) []byte { return d.json }))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
 		// A scrape never queues behind another: the Stats are sampled,
 		// so one is enough at a time.
