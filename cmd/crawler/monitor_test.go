@@ -144,3 +144,21 @@ func TestHTTPAddrFlags(t *testing.T) {
 		t.Errorf("summary missing:\n%s", out)
 	}
 }
+
+// In Redis mode the status document carries the worker's name, the Redis
+// URL without credentials and the shared counters' time.
+func TestStatusAddrRedisMode(t *testing.T) {
+	_, prefix := statusRedis(t)
+	m := startMonitoredCrawl(t, 300, "100ms", "--redis", "redis://"+statusTestRedis, "--redis-prefix", prefix)
+	var st monitor.Status
+	for deadline := time.Now().Add(20 * time.Second); st.SharedAt.IsZero() || st.Totals.Fetched == 0 || st.Totals.Pages == 0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("no shared counters or fetches in the status: %+v", st)
+		}
+		time.Sleep(200 * time.Millisecond)
+		st = m.status(t)
+	}
+	if st.Mode != "redis" || st.Worker == "" || st.Redis != "redis://"+statusTestRedis || st.Totals.Pages == 0 {
+		t.Errorf("redis-mode status: mode %q worker %q redis %q pages %d", st.Mode, st.Worker, st.Redis, st.Totals.Pages)
+	}
+}
