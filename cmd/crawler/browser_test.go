@@ -74,7 +74,7 @@ func domInt(t *testing.T, re *regexp.Regexp, dom string) int {
 // host and recent-fetch tables hold the crawl's hosts and URLs.
 func TestStatusPageInBrowser(t *testing.T) {
 	bin := chromium(t)
-	m := startMonitoredCrawl(t, 2000, "100ms")
+	m := startMonitoredCrawl(t, 4000, "100ms") // over 2 min of crawling: still running at the second load
 	url := "http://" + m.addr + "/"
 	var last int
 	for round := range 2 {
