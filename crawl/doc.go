@@ -87,7 +87,10 @@
 // data, remove links (not followed) and add links (followed through the
 // same checks). An error from it stops the crawl, and the page is fetched
 // again on resume, so a hook's work is at-least-once per page.
-// Crawler.Add queues more URLs while Run runs.
+// Crawler.Add queues more URLs while Run runs. Options.Observer receives
+// an event per fetch (status, error kind, latency, time to first byte,
+// sizes) and per checkpoint, for metrics (package monitor); it cannot
+// fail the crawl, and without one the crawl pays a nil test per fetch.
 //
 // Options.Collector lets a colly user keep their scraping code. The crawl
 // hands every fetched response to the Collector through a transport that

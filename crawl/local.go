@@ -178,7 +178,11 @@ func (c *Crawler) checkpoint(ctx context.Context) error {
 	if err := c.saveNearDups(); err != nil {
 		return fmt.Errorf("near-duplicate index: %w", err)
 	}
-	c.opts.Logger.Debug("checkpoint", "inserts_blocked", captured, "duration", c.opts.Now().Sub(start))
+	took := c.opts.Now().Sub(start)
+	c.opts.Logger.Debug("checkpoint", "inserts_blocked", captured, "duration", took)
+	if c.opts.Observer != nil {
+		c.opts.Observer.Checkpointed(CheckpointEvent{Generation: c.front.Stats().Checkpoint, Duration: took, Blocked: captured})
+	}
 	return nil
 }
 

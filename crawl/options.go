@@ -197,6 +197,11 @@ type Options struct {
 	// the crawl log, not this.
 	Logger *slog.Logger
 
+	// Observer, when set, receives an event per fetch and per checkpoint
+	// (latencies, status, sizes) beside the counters of Crawler.Stats; see
+	// package monitor. Default: none.
+	Observer Observer
+
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 }

@@ -21,7 +21,7 @@ type redisMode struct {
 	seen   *redisfrontier.Seen
 	front  *redisfrontier.Frontier
 
-	mu     sync.Mutex // protects shared, fill, err and at
+	mu     sync.Mutex // protects shared, fill, err and at, and front's setting
 	shared redisfrontier.Stats
 	fill   []float64
 	err    error     // why the last read of the shared counters failed
@@ -47,7 +47,7 @@ func (c *Crawler) startRedis(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)
 	}
-	r.front, err = redisfrontier.Open(ctx, r.client, redisfrontier.Options{
+	front, err := redisfrontier.Open(ctx, r.client, redisfrontier.Options{
 		Seen:       r.seen,
 		Normalizer: c.norm,
 		Domain:     urlnorm.RegistrableDomain,
@@ -60,6 +60,11 @@ func (c *Crawler) startRedis(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)
 	}
+	// Stats reads front from other goroutines (a status server, the
+	// progress line) while Run starts.
+	r.mu.Lock()
+	r.front = front
+	r.mu.Unlock()
 	if !o.NoRevisits {
 		c.payloads = redisPayloads{client: r.client, max: o.PayloadDigests}
 	}

@@ -141,8 +141,14 @@ func (c *Crawler) Stats() Stats {
 			s.Filter.Fill = fs.Layers[n-1].FillRatio
 		}
 	}
-	if r := c.redis; r != nil && r.front != nil {
-		s.Admission = r.front.WorkerStats()
+	var rfront *redisfrontier.Frontier
+	if r := c.redis; r != nil {
+		r.mu.Lock()
+		rfront = r.front
+		r.mu.Unlock()
+	}
+	if r := c.redis; rfront != nil {
+		s.Admission = rfront.WorkerStats()
 		r.mu.Lock()
 		rs := &RedisStats{Stats: r.shared, Fill: append([]float64(nil), r.fill...), At: r.at, Err: r.err}
 		r.mu.Unlock()

@@ -141,6 +141,7 @@ func (c *Crawler) checkRobots(ctx context.Context, ent frontier.Entry) (robots *
 func (c *Crawler) record(ctx context.Context, ent frontier.Entry, res *fetch.Result, ferr error, out *frontier.Outcome, nd nearDup) error {
 	le := storage.Entry{URL: ent.URL, Depth: ent.Depth, Via: ent.Via, HopPath: ent.Hops, LastMod: ent.LastMod,
 		NearDuplicateOf: nd.of, Resemblance: nd.resemblance}
+	var warcBytes int64
 	if ferr != nil {
 		c.counters.fetchErrors.Add(1)
 		out.Failed = true
@@ -168,6 +169,7 @@ func (c *Crawler) record(ctx context.Context, ent frontier.Entry, res *fetch.Res
 			return err
 		}
 		le.WARCFile, le.WARCRecordID = ref.File, ref.ResponseID
+		warcBytes = ref.Length
 		if res.Status >= 400 {
 			c.counters.httpErrors.Add(1)
 			out.Failed = true
@@ -191,7 +193,13 @@ func (c *Crawler) record(ctx context.Context, ent frontier.Entry, res *fetch.Res
 			c.counters.linksDropped.Add(uint64(res.LinksDropped))
 		}
 	}
-	return c.logEntry(le)
+	if err := c.logEntry(le); err != nil {
+		return err
+	}
+	if c.opts.Observer != nil {
+		c.observeFetch(ent.URL, ent.Depth, res, ferr, warcBytes)
+	}
+	return nil
 }
 
 // runHooks hands the page to the Collector and to OnPage, and returns the

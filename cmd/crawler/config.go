@@ -192,8 +192,17 @@ func resetLists(fs *flag.FlagSet) {
 	})
 }
 
-// newLogger returns the logger of the crawl's operational messages.
-func newLogger(w io.Writer) *slog.Logger {
+// newLogger returns the logger of the crawl's operational messages: text
+// without timestamps (a terminal's reader has the time) or, for machines,
+// JSON lines with them.
+func newLogger(w io.Writer, format string) (*slog.Logger, error) {
+	switch format {
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, nil)), nil
+	case "text", "":
+	default:
+		return nil, fmt.Errorf("%w: --log-format %q: want text or json", errUsage, format)
+	}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{
 		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
 			if len(groups) == 0 && slices.Contains([]string{slog.TimeKey}, a.Key) {
@@ -201,7 +210,7 @@ func newLogger(w io.Writer) *slog.Logger {
 			}
 			return a
 		},
-	}))
+	})), nil
 }
 
 // durationFlag is a time.Duration flag that also takes a bare integer

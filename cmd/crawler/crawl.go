@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"runtime/pprof"
 	"strings"
@@ -28,6 +29,7 @@ type crawlCommand struct {
 	seedsFile  string
 	progress   time.Duration
 	cpuProfile string
+	monitor    monitorFlags
 }
 
 // crawlFlags defines the flags of "crawler crawl" on fs, writing into c.
@@ -88,6 +90,7 @@ func crawlFlags(fs *flag.FlagSet, c *crawlCommand) {
 	fs.StringVar(&c.redis.URL, "redis", "", "distributed mode: share the crawl through this Redis, redis://[user:password@]host:port[/db] or rediss:// (TLS); every worker runs the same command line (default: local mode, no Redis)")
 	fs.StringVar(&c.redis.Prefix, "redis-prefix", redisfrontier.DefaultPrefix, "with --redis: key prefix of the crawl, so that several crawls share one Redis")
 	fs.BoolVar(&c.redis.Cluster, "redis-cluster", false, "with --redis: Redis Cluster; further seed nodes as addr= query parameters of --redis")
+	c.monitor.define(fs)
 	durationVar(fs, &c.redis.Lease, "redis-lease", 0, "with --redis: how long a worker holds a host per entry; a dead worker's entries go to another worker when it expires. Must exceed --fetch-timeout (default: the larger of 2m and twice --fetch-timeout)")
 }
 
@@ -118,7 +121,17 @@ func runCrawl(ctx context.Context, e env, args []string) (err error) {
 	if o.Dir == "" {
 		return fmt.Errorf("%w: --out is required", errUsage)
 	}
-	o.Logger = newLogger(e.stderr)
+	if o.Logger, err = newLogger(e.stderr, c.monitor.logFormat); err != nil {
+		return err
+	}
+	mon, monLn, err := c.monitor.startMonitor(o.Logger)
+	if err != nil {
+		return err
+	}
+	if mon != nil {
+		defer monLn.Close()
+		o.Observer = mon
+	}
 	if c.cpuProfile != "" {
 		stop, err := startCPUProfile(c.cpuProfile)
 		if err != nil {
@@ -138,18 +151,27 @@ func runCrawl(ctx context.Context, e env, args []string) (err error) {
 		return fmt.Errorf("%w: no seeds: give URLs as arguments, or --seeds FILE", errUsage)
 	}
 	p := newProgress(e.stderr, cr)
+	if c.monitor.logFormat == "json" {
+		p.log = o.Logger
+	}
 	var wg sync.WaitGroup
 	pctx, stopProgress := context.WithCancel(ctx)
+	serveMonitor(pctx, &wg, mon, monLn, cr, o.Logger)
 	if c.progress > 0 {
 		wg.Go(func() { p.run(pctx, c.progress) })
 	}
 	err = cr.Run(ctx)
+	if mon != nil {
+		mon.Finish(cr)
+	}
 	stopProgress()
 	wg.Wait()
 	interrupted := err != nil && ctx.Err() != nil && errors.Is(err, context.Cause(ctx))
 	if err != nil && !interrupted {
+		o.Logger.Error("crawl failed", "err", err)
 		return err
 	}
+	logSummary(o.Logger, cr, interrupted)
 	printSummary(e.stdout, cr, interrupted)
 	return nil
 }
@@ -295,6 +317,7 @@ func printSummary(w io.Writer, cr *crawl.Crawler, interrupted bool) {
 // progress prints the live progress line: one line per interval, rewritten
 // in place when stderr is a terminal.
 type progress struct {
+	log   *slog.Logger // when set, progress goes there as records, not lines
 	w     io.Writer
 	tty   bool
 	cr    *crawl.Crawler
@@ -323,7 +346,9 @@ func (p *progress) run(ctx context.Context, every time.Duration) {
 			}
 			return
 		case <-t.C:
-			if p.tty {
+			if p.log != nil {
+				p.record()
+			} else if p.tty {
 				fmt.Fprintf(p.w, "\r\x1b[K%s", p.line())
 			} else {
 				fmt.Fprintln(p.w, p.line())

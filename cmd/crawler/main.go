@@ -47,7 +47,7 @@ func commands() []command {
 		{"crawl", "crawl a seed list end to end (frontier, robots.txt, WARC output, resume)", runCrawl},
 		{"experiment", "replay URL sets through BF and MLBF and plot false positives and timings", runExperiment},
 		{"normalize", "normalize URLs from stdin, one per line (or print their filter segments)", runNormalize},
-		{"status", "print the progress of a distributed crawl sharing a Redis server", runStatus},
+		{"status", "print the progress of a running crawl (through its --http-addr) or of a distributed one (Redis)", runStatus},
 	}
 }
 

@@ -12,23 +12,32 @@ import (
 	"github.com/layercrawl/layercrawl/frontier/redisfrontier"
 )
 
-// runStatus prints the progress of the distributed crawl stored under a
-// key prefix in Redis: the shared counters, the queue and the seen-set's
-// parameters. It only reads.
+// runStatus prints the progress of a crawl: a local one through its
+// status server (--addr, the crawl's --http-addr), or the distributed crawl
+// stored under a key prefix in Redis (the shared counters, the queue and
+// the seen-set's parameters). It only reads.
 func runStatus(ctx context.Context, e env, args []string) error {
-	fs := newFlagSet(e, "status", "--redis URL [--redis-prefix P] [--redis-cluster]")
-	redisURL := fs.String("redis", "", "Redis URL of the crawl: redis://[user:password@]host:port[/db] or rediss:// (TLS); required")
+	fs := newFlagSet(e, "status", "--addr HOST:PORT | --redis URL [--redis-prefix P] [--redis-cluster] [--json]")
+	addr := fs.String("addr", "", "status server of a running crawl, as given to crawl --http-addr (host:port or http://host:port)")
+	redisURL := fs.String("redis", "", "Redis URL of the crawl: redis://[user:password@]host:port[/db] or rediss:// (TLS)")
 	prefix := fs.String("redis-prefix", redisfrontier.DefaultPrefix, "key prefix of the crawl, as given to crawl --redis-prefix")
 	cluster := fs.Bool("redis-cluster", false, "Redis Cluster: further seed nodes as addr= query parameters of --redis")
-	timeout := fs.Duration("timeout", 10*time.Second, "give up when Redis does not answer within this time")
+	asJSON := fs.Bool("json", false, "print the status as one JSON object")
+	timeout := fs.Duration("timeout", 10*time.Second, "give up when the crawl's status server or Redis does not answer within this time")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *redisURL == "" {
-		return fmt.Errorf("%w: --redis is required", errUsage)
+	switch {
+	case *addr != "" && *redisURL != "":
+		return fmt.Errorf("%w: give --addr (a local crawl) or --redis (a distributed one), not both", errUsage)
+	case *addr == "" && *redisURL == "":
+		return fmt.Errorf("%w: --addr or --redis is required", errUsage)
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
+	if *addr != "" {
+		return localStatus(ctx, e.stdout, *addr, *asJSON)
+	}
 	c, err := redisfrontier.Dial(ctx, redisfrontier.Config{URL: *redisURL, Prefix: *prefix, Cluster: *cluster})
 	if err != nil {
 		return err
@@ -42,21 +51,37 @@ func runStatus(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *asJSON {
+		return printJSON(e.stdout, redisStatusJSON{Prefix: *prefix, State: redisState(params, st), SeenSet: params, Stats: st})
+	}
 	printStatus(e.stdout, *prefix, params, st)
 	return nil
+}
+
+// redisStatusJSON is the output of status --redis --json.
+type redisStatusJSON struct {
+	Prefix  string              `json:"prefix"`
+	State   string              `json:"state"`
+	SeenSet string              `json:"seen_set"`
+	Stats   redisfrontier.Stats `json:"stats"`
+}
+
+// redisState is "not started" when the prefix holds no crawl, "finished"
+// when nothing is queued or out, else "running".
+func redisState(params string, st redisfrontier.Stats) string {
+	switch {
+	case params == "" && st.Served == 0 && st.Queued == 0:
+		return "not started"
+	case st.Queued == 0 && st.Leased == 0:
+		return "finished"
+	}
+	return "running"
 }
 
 // printStatus writes the status report; state is "not started" when the
 // prefix holds no crawl, "finished" when nothing is queued or out.
 func printStatus(w io.Writer, prefix, params string, st redisfrontier.Stats) {
-	state := "running"
-	switch {
-	case params == "" && st.Served == 0 && st.Queued == 0:
-		state = "not started"
-	case st.Queued == 0 && st.Leased == 0:
-		state = "finished"
-	}
-	fmt.Fprintf(w, "crawl %q: %s\n", prefix, state)
+	fmt.Fprintf(w, "crawl %q: %s\n", prefix, redisState(params, st))
 	fmt.Fprintf(w, "pages fetched %d, errors %d, completed %d, handed out %d\n", st.Pages, st.Errors, st.Done, st.Served)
 	fmt.Fprintf(w, "queued %d on %d waiting hosts, %d hosts in flight\n", st.Queued, st.Hosts, st.Leased)
 	if len(st.Holders) > 0 {

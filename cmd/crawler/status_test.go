@@ -104,6 +104,8 @@ func TestStatusUsage(t *testing.T) {
 		want int
 	}{
 		{nil, 2},
+		{[]string{"--addr", "127.0.0.1:1", "--redis", "redis://127.0.0.1:6379"}, 2},
+		{[]string{"--addr", "127.0.0.1:1", "--timeout", "2s"}, 1},
 		{[]string{"--redis", "redis://127.0.0.1:1", "extra"}, 2},
 		{[]string{"--redis", "redis://127.0.0.1:6379", "--redis-prefix", "a{b}"}, 1},
 		{[]string{"--redis", "nonsense://x"}, 1},

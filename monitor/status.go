@@ -1,0 +1,165 @@
+package monitor
+
+import (
+	"time"
+
+	"github.com/layercrawl/layercrawl/crawl"
+)
+
+// Status is the document of /status.json and of the status page. Every
+// table in it is bounded by Options, whatever the size of the crawl.
+type Status struct {
+	Time    time.Time `json:"time"`
+	Started time.Time `json:"started"`
+	// Mode is "local" or "redis"; in Redis mode Worker names this
+	// process and Redis is the server's URL without userinfo.
+	Mode   string `json:"mode"`
+	Worker string `json:"worker,omitempty"`
+	Redis  string `json:"redis,omitempty"`
+	Done   bool   `json:"done"`
+
+	Totals Totals `json:"totals"`
+	// Rate holds pages fetched per second over the last samples, oldest
+	// first.
+	Rate  []RatePoint `json:"rate"`
+	Queue Queue       `json:"queue"`
+	// Errors counts failed fetches by kind (fetch error kinds, http-4xx,
+	// http-5xx); TrapLimits discovered URLs refused by each trap limit;
+	// Refused the other refusals (robots.txt, scope, depth...).
+	Errors     []Count `json:"errors"`
+	TrapLimits []Count `json:"trap_limits"`
+	Refused    []Count `json:"refused"`
+	Filter     Filter  `json:"filter"`
+	// BusiestHosts and SlowestHosts (by mean fetch time) are the top
+	// hosts among the first Options.MaxHosts seen; the fetches of later
+	// hosts are counted in UntrackedHosts.
+	BusiestHosts   []HostRow      `json:"busiest_hosts"`
+	SlowestHosts   []HostRow      `json:"slowest_hosts"`
+	UntrackedHosts uint64         `json:"untracked_host_fetches"`
+	Recent         []FetchRow     `json:"recent"`
+	Checkpoint     *CheckpointRow `json:"checkpoint,omitempty"`
+	// Workers lists, in Redis mode, the hosts each worker lease id holds
+	// (from Redis), and SharedAt when the shared counters were read.
+	Workers  []Count   `json:"workers,omitempty"`
+	SharedAt time.Time `json:"shared_at,omitzero"`
+	// SharedError is why the last read of the shared counters failed.
+	SharedError string `json:"shared_error,omitempty"`
+}
+
+// Totals are the crawl's main counters.
+type Totals struct {
+	// Fetched, FetchErrors, HTTPErrors, Bytes and WARCBytes are this
+	// process's in this run; Pages and Errors the crawl's in all runs
+	// (and all workers).
+	Fetched        uint64  `json:"fetched"`
+	FetchErrors    uint64  `json:"fetch_errors"`
+	HTTPErrors     uint64  `json:"http_errors"`
+	Pages          uint64  `json:"pages"`
+	Errors         uint64  `json:"errors"`
+	Bytes          uint64  `json:"bytes"`
+	WARCBytes      uint64  `json:"warc_bytes"`
+	New            uint64  `json:"new"`
+	Duplicates     uint64  `json:"duplicates"`
+	PagesPerSecond float64 `json:"pages_per_second"`
+}
+
+// Queue describes the frontier.
+type Queue struct {
+	Queued   int64  `json:"queued"`
+	Hosts    int    `json:"hosts"`
+	InFlight int    `json:"in_flight"`
+	Journal  int64  `json:"journal"`
+	Gen      uint64 `json:"checkpoint"`
+}
+
+// Filter describes the duplicate filter against its target.
+type Filter struct {
+	Fill              float64 `json:"fill"`
+	EstimatedURLs     float64 `json:"estimated_urls"`
+	FalsePositiveRate float64 `json:"false_positive_rate"`
+	Target            float64 `json:"target"`
+	ExpectedURLs      uint64  `json:"expected_urls"`
+	Bytes             uint64  `json:"bytes"`
+}
+
+// Count is a named counter.
+type Count struct {
+	Name string `json:"name"`
+	N    uint64 `json:"n"`
+}
+
+// RatePoint is one sample of the fetch rate.
+type RatePoint struct {
+	Time           time.Time `json:"t"`
+	PagesPerSecond float64   `json:"pps"`
+}
+
+// HostRow is a line of a host table.
+type HostRow struct {
+	Host       string  `json:"host"`
+	Fetches    uint64  `json:"fetches"`
+	Errors     uint64  `json:"errors"`
+	MeanMillis float64 `json:"mean_ms"`
+}
+
+// FetchRow is one recent fetch; URL is without userinfo.
+type FetchRow struct {
+	At        time.Time `json:"at"`
+	URL       string    `json:"url"`
+	Status    int       `json:"status"`
+	Error     string    `json:"error,omitempty"`
+	Millis    float64   `json:"ms"`
+	Bytes     int64     `json:"bytes"`
+	Truncated string    `json:"truncated,omitempty"`
+}
+
+// CheckpointRow describes the last checkpoint.
+type CheckpointRow struct {
+	Generation    uint64    `json:"generation"`
+	At            time.Time `json:"at"`
+	Millis        float64   `json:"ms"`
+	BlockedMillis float64   `json:"blocked_ms"`
+}
+
+// buildStatus makes the status document from a sample of the crawl's Stats
+// and the Monitor's own tallies.
+func (m *Monitor) buildStatus(s crawl.Stats, o *crawl.Options, rate []RatePoint, done bool) *Status {
+	st := &Status{Time: m.opts.Now(), Started: s.Started, Mode: "local", Done: done, Rate: rate}
+	if o.Redis != nil {
+		st.Mode, st.Worker, st.Redis = "redis", o.Redis.Worker, redactURL(o.Redis.URL)
+	}
+	f := s.Fetch
+	st.Totals = Totals{Fetched: f.Fetched, FetchErrors: f.FetchErrors, HTTPErrors: f.HTTPErrors,
+		Pages: s.Pages, Errors: s.Errors, New: s.New, Duplicates: s.Duplicates}
+	if n := len(rate); n > 0 {
+		st.Totals.PagesPerSecond = rate[n-1].PagesPerSecond
+	}
+	st.Queue = Queue{Queued: s.Queued, Hosts: s.Hosts, InFlight: s.InFlight, Journal: s.Journal, Gen: s.Checkpoint}
+	l := s.Admission.Limits
+	st.TrapLimits = []Count{{"max-url-length", l.TooLong}, {"max-path-segments", l.TooManySegments},
+		{"max-segment-repeats", l.RepeatedSegment}, {"max-host-urls", l.HostBudget}, {"max-children", l.TooManyChildren}}
+	a := s.Admission
+	st.Refused = []Count{{"robots-disallowed", f.RobotsDisallowed}, {"robots-unavailable", f.RobotsUnavailable},
+		{"out-of-scope", a.OutOfScope}, {"filtered", a.Filtered}, {"too-deep", a.TooDeep},
+		{"too-many-redirects", a.TooManyRedirects}, {"invalid", a.Invalid}}
+	st.Filter = Filter{Fill: s.Filter.Fill, EstimatedURLs: s.Filter.EstimatedURLs, FalsePositiveRate: s.Filter.FalsePositiveRate,
+		Target: s.Filter.Target, ExpectedURLs: s.Filter.ExpectedURLs, Bytes: s.Filter.Bytes}
+	if r := s.Redis; r != nil {
+		st.SharedAt = r.At
+		if r.Err != nil {
+			st.SharedError = r.Err.Error()
+		}
+		for id, n := range r.Holders {
+			if len(st.Workers) == maxWorkers {
+				break
+			}
+			st.Workers = append(st.Workers, Count{Name: id, N: uint64(n)})
+		}
+		sortCounts(st.Workers)
+	}
+	m.tables(st)
+	return st
+}
+
+// maxWorkers bounds the workers listed in Redis mode.
+const maxWorkers = 100
