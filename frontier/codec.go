@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // ErrCorrupt is matched by every *CorruptError.
@@ -25,6 +26,7 @@ func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
 // Store key layout. Every key starts with a one-letter table name and '/'.
 //
 //	q/<host>\x00<seq:8 big-endian>  queued entry (encodeEntry)
+//	r/<host>\x00<seq:8 big-endian>  retry record (encodeEntry; see retry.go)
 //	h/<host>                        number of queued entries of the host (uvarint)
 //	j/<seq:8>                       journal: canonical URL inserted into the seen-set
 //	s/<hostname>                    seed host name (scope); value empty
@@ -39,8 +41,12 @@ const (
 	keyState      = "m/state"
 )
 
-// entryVersion is the first byte of an encoded entry.
-const entryVersion = 1
+// entryVersion is the first byte of an encoded entry; retryVersion that of
+// a retry record, which also holds the attempt count and the due time.
+const (
+	entryVersion = 1
+	retryVersion = 2
+)
 
 // maxFieldLen bounds a decoded string so that a corrupt length cannot ask
 // for gigabytes.
@@ -79,12 +85,21 @@ func journalKey(seq uint64) []byte {
 }
 
 // encodeEntry appends the store value of e: version, depth, redirect hops,
+// for a retry record the attempt count and due time (Unix nanoseconds),
 // URL, via.
 func encodeEntry(e *Entry) []byte {
-	b := make([]byte, 0, 1+3*binary.MaxVarintLen64+len(e.URL)+len(e.Via))
-	b = append(b, entryVersion)
+	b := make([]byte, 0, 1+5*binary.MaxVarintLen64+len(e.URL)+len(e.Via))
+	if e.retry {
+		b = append(b, retryVersion)
+	} else {
+		b = append(b, entryVersion)
+	}
 	b = binary.AppendUvarint(b, uint64(e.Depth))
 	b = binary.AppendUvarint(b, uint64(e.Redirects))
+	if e.retry {
+		b = binary.AppendUvarint(b, uint64(e.Attempt))
+		b = binary.AppendVarint(b, e.due.UnixNano())
+	}
 	b = appendString(b, e.URL)
 	b = appendString(b, e.Via)
 	return b
@@ -99,9 +114,10 @@ func decodeEntry(key, b []byte) (Entry, error) {
 	if len(b) == 0 {
 		return bad("empty entry")
 	}
-	if b[0] != entryVersion {
+	if b[0] != entryVersion && b[0] != retryVersion {
 		return bad(fmt.Sprintf("unknown entry version %d", b[0]))
 	}
+	e.retry = b[0] == retryVersion
 	b = b[1:]
 	depth, n := binary.Uvarint(b)
 	if n <= 0 || depth > 1<<31 {
@@ -113,6 +129,19 @@ func decodeEntry(key, b []byte) (Entry, error) {
 		return bad("bad redirect count")
 	}
 	b = b[n:]
+	if e.retry {
+		attempt, n := binary.Uvarint(b)
+		if n <= 0 || attempt == 0 || attempt > 1<<31 {
+			return bad("bad attempt count")
+		}
+		b = b[n:]
+		due, m := binary.Varint(b)
+		if m <= 0 || due <= 0 {
+			return bad("bad retry time")
+		}
+		b = b[m:]
+		e.Attempt, e.due = int(attempt), time.Unix(0, due)
+	}
 	var ok bool
 	if e.URL, b, ok = readString(b); !ok || e.URL == "" {
 		return bad("bad url")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"testing"
+	"time"
 )
 
 func TestEntryRoundTrip(t *testing.T) {
@@ -55,6 +56,7 @@ func FuzzDecodeEntry(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{entryVersion, 0x80})
 	f.Add([]byte{entryVersion, 0, 0, 200})
+	f.Add(encodeEntry(&Entry{URL: "http://a.test/", Attempt: 2, retry: true, due: time.Unix(0, 1e18)}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		e, err := decodeEntry(nil, b)
 		if err != nil {
