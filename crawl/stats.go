@@ -22,7 +22,10 @@ type Stats struct {
 	Pages, Errors uint64
 	// Queued counts entries waiting (and out), on Hosts hosts; InFlight
 	// the entries out.
-	Queued   int64
+	Queued int64
+	// Retrying counts URLs waiting for a retry after a transient
+	// failure (Options.Retry), including those out (local mode).
+	Retrying int64
 	Hosts    int
 	InFlight int
 	// New and Duplicates count discovered URLs the seen-set took for new
@@ -61,6 +64,8 @@ type FetchStats struct {
 	TruncatedLost     uint64 // bodies cut by the server going away
 	OutlinksCapped    uint64 // pages whose links were cut at Fetch.MaxOutlinks
 	LinksDropped      uint64 // links so cut
+	Retried           uint64 // attempts that failed transiently and were queued for a retry
+	RetriesExhausted  uint64 // URLs whose last retry failed transiently too
 }
 
 // FilterStats describe the duplicate filter.
@@ -107,10 +112,13 @@ func (c *Crawler) Stats() Stats {
 		TruncatedLost:     k.cutDisconnect.Load(),
 		OutlinksCapped:    k.outlinksCapped.Load(),
 		LinksDropped:      k.linksDropped.Load(),
+		Retried:           k.retried.Load(),
+		RetriesExhausted:  k.retriesExhausted.Load(),
 	}
 	if c.front != nil {
 		f := c.front.Stats()
 		s.Pages, s.Errors, s.Queued, s.Hosts, s.InFlight = f.Pages, f.Errors, f.Queued, f.Hosts, f.InFlight
+		s.Retrying = f.Retrying
 		s.New, s.Duplicates, s.CachedLinks = f.New, f.Duplicates, f.CachedLinks
 		s.Admission = frontier.AdmissionStats{Invalid: f.Invalid, TooDeep: f.TooDeep, TooManyRedirects: f.TooManyRedirects,
 			OutOfScope: f.OutOfScope, Filtered: f.Filtered, Limits: f.Limits}

@@ -41,19 +41,21 @@ func (c *Crawler) work(ctx, fctx context.Context) error {
 // visit checks robots.txt, fetches the entry, archives and logs it, and
 // runs the hooks. ok is false when ctx ended before the outcome was known.
 func (c *Crawler) visit(ctx context.Context, ent frontier.Entry) (out frontier.Outcome, ok bool, err error) {
-	robots, refused, ok, err := c.checkRobots(ctx, ent)
+	robots, refused, ok, err := c.checkRobots(ctx, ent, &out)
 	switch {
 	case !ok || err != nil:
 		return out, ok, err
 	case refused:
 		// Not fetched; an invalid URL (no robots) counts as failed.
-		return frontier.Outcome{Failed: robots == nil}, true, nil
+		out.Failed = robots == nil
+		return out, true, nil
 	}
 	out.CrawlDelay = robots.CrawlDelay(c.opts.Fetch.UserAgent)
 	res, ferr := c.fetcher.FetchBody(ctx, ent.URL)
 	if ferr != nil && ctx.Err() != nil {
 		return out, false, nil
 	}
+	retryAt, reason, exhausted := c.retryPlan(ent, res, ferr)
 	// The request is over: the host's delay starts now and its next entry
 	// may go out while this one is archived and its links are parsed.
 	if err := c.queue.Release(ent, true, out.CrawlDelay); err != nil {
@@ -71,12 +73,19 @@ func (c *Crawler) visit(ctx context.Context, ent frontier.Entry) (out frontier.O
 	}
 	out.Fetched = true
 	c.counters.fetched.Add(1)
-	if err := c.record(ent, res, ferr, &out); err != nil {
+	out.RetryAt = retryAt
+	if err := c.record(ent, res, ferr, &out, reason, exhausted); err != nil {
 		return out, false, err
 	}
-	links, err := c.runHooks(ent, res, ferr)
+	links, err := c.runHooks(ent, res, ferr, !retryAt.IsZero())
 	if err != nil {
 		return out, false, err
+	}
+	if !retryAt.IsZero() {
+		// The retry's links will be followed, not this attempt's.
+		c.counters.retried.Add(1)
+		c.counters.pages.Add(1)
+		return out, true, nil
 	}
 	c.counters.pages.Add(1)
 	if len(links) > 0 {
@@ -91,8 +100,10 @@ func (c *Crawler) visit(ctx context.Context, ent frontier.Entry) (out frontier.O
 // checkRobots gets the robots.txt rules of ent's site and logs ent when
 // they refuse it. refused is true when ent was refused (and logged); robots
 // is nil when ent's URL is invalid (also logged). ok is false when ctx
-// ended first.
-func (c *Crawler) checkRobots(ctx context.Context, ent frontier.Entry) (robots *fetch.Robots, refused, ok bool, err error) {
+// ended first. A refusal because robots.txt is unreachable is retried like
+// a transient failure (out.RetryAt): the site's robots.txt is fetched again
+// by then (robotsErrorAge).
+func (c *Crawler) checkRobots(ctx context.Context, ent frontier.Entry, out *frontier.Outcome) (robots *fetch.Robots, refused, ok bool, err error) {
 	robots, err = c.robots.Get(ctx, ent.URL)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -112,6 +123,7 @@ func (c *Crawler) checkRobots(ctx context.Context, ent frontier.Entry) (robots *
 		return robots, false, true, nil
 	}
 	reason := "robots-disallowed"
+	var le storage.Entry
 	if robots.DisallowsAll() {
 		// Not the site's rules: its robots.txt could not be fetched.
 		c.counters.robotsUnavailable.Add(1)
@@ -123,23 +135,40 @@ func (c *Crawler) checkRobots(ctx context.Context, ent frontier.Entry) (robots *
 			}
 			c.robotsMu.Unlock()
 		}
+		le = c.robotsRetry(ent, reason, out)
 	} else {
 		c.counters.robotsDenied.Add(1)
 	}
+	if le.Error != "" {
+		reason = le.Error
+	}
 	return robots, true, true, c.logEntry(storage.Entry{
 		URL: ent.URL, Error: reason, Depth: ent.Depth, Via: ent.Via, FetchedAt: c.opts.Now(),
+		Attempt: le.Attempt, RetryAt: le.RetryAt,
 	})
 }
 
 // record archives a fetch's exchange, logs it, counts it, and sets the
-// parts of out that the response decides (failure, redirect, base).
-func (c *Crawler) record(ent frontier.Entry, res *fetch.Result, ferr error, out *frontier.Outcome) error {
-	le := storage.Entry{URL: ent.URL, Depth: ent.Depth, Via: ent.Via}
+// parts of out that the response decides (failure, redirect, base). reason
+// and exhausted are retryPlan's: a transient failure's line says whether
+// the URL is retried (out.RetryAt) or had its last try.
+func (c *Crawler) record(ent frontier.Entry, res *fetch.Result, ferr error, out *frontier.Outcome, reason string, exhausted bool) error {
+	le := storage.Entry{URL: ent.URL, Depth: ent.Depth, Via: ent.Via, Attempt: ent.Attempt + 1, RetryAt: out.RetryAt}
 	if ferr != nil {
 		c.counters.fetchErrors.Add(1)
 		out.Failed = true
 		le.Error = fetch.KindOf(ferr).String() + ": " + ferr.Error()
 		le.FetchedAt = c.opts.Now()
+	}
+	if !out.RetryAt.IsZero() || exhausted {
+		var detail string
+		if ferr != nil {
+			detail = ferr.Error()
+		}
+		le.Error = retryError(reason, detail, exhausted)
+		if exhausted {
+			c.counters.retriesExhausted.Add(1)
+		}
 	}
 	if res != nil {
 		le.Status = res.Status
@@ -184,8 +213,8 @@ func (c *Crawler) record(ent frontier.Entry, res *fetch.Result, ferr error, out 
 }
 
 // runHooks hands the page to the Collector and to OnPage, and returns the
-// links to follow.
-func (c *Crawler) runHooks(ent frontier.Entry, res *fetch.Result, ferr error) ([]fetch.Link, error) {
+// links to follow. retry says the attempt is to be retried.
+func (c *Crawler) runHooks(ent frontier.Entry, res *fetch.Result, ferr error, retry bool) ([]fetch.Link, error) {
 	var links []fetch.Link
 	if res != nil {
 		links = res.Links
@@ -198,7 +227,7 @@ func (c *Crawler) runHooks(ent frontier.Entry, res *fetch.Result, ferr error) ([
 		}
 	}
 	if c.opts.OnPage != nil {
-		p := &Page{URL: ent.URL, Depth: ent.Depth, Via: ent.Via, Result: res, Err: ferr, Links: links}
+		p := &Page{URL: ent.URL, Depth: ent.Depth, Via: ent.Via, Result: res, Err: ferr, Links: links, Attempt: ent.Attempt + 1, Retry: retry}
 		if err := c.opts.OnPage(p); err != nil {
 			return nil, fmt.Errorf("crawl: OnPage %s: %w", ent.URL, err)
 		}

@@ -30,6 +30,14 @@ type Entry struct {
 	IP           string `json:"ip,omitempty"`             // address connected to
 	WARCFile     string `json:"warc_file,omitempty"`      // base name of the WARC file holding the response
 	WARCRecordID string `json:"warc_record_id,omitempty"` // WARC-Record-ID of the response record
+
+	// Attempt numbers the fetches of one URL from 1; 0 on lines that are
+	// not fetches (robots.txt refusals, invalid URLs). An attempt that
+	// failed transiently and is retried has Error "will-retry: REASON"
+	// and RetryAt; the last one that failed so has "retries-exhausted:
+	// REASON".
+	Attempt int       `json:"attempt,omitempty"`
+	RetryAt time.Time `json:"retry_at,omitzero"` // when the URL is fetched again
 }
 
 // CrawlLog appends Entries as JSON lines. It is safe for concurrent use.

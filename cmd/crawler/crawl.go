@@ -65,6 +65,11 @@ func crawlFlags(fs *flag.FlagSet, c *crawlCommand) {
 	fs.Int64Var(&f.MaxBodySize, "max-body-size", fetch.DefaultMaxBodySize, "most bytes of a response body kept, counted after decompression; a longer body is cut there and logged as truncated")
 	fs.IntVar(&f.MaxOutlinks, "max-outlinks", fetch.DefaultMaxOutlinks, "most links kept per page, in document order, like Nutch's db.max.outlinks.per.page (-1: no limit)")
 	fs.BoolVar(&f.FollowNofollow, "follow-nofollow", false, `follow links marked rel="nofollow"`)
+	r := &o.Retry
+	fs.IntVar(&r.MaxRetries, "max-retries", crawl.DefaultMaxRetries, "times a URL is fetched again after a transient failure (refused or reset connection, timeout, truncated body, temporary DNS failure, HTTP 408, 425, 429, 500, 502, 503, 504); local mode (-1: never)")
+	durationVar(fs, &r.Backoff, "retry-backoff", crawl.DefaultRetryBackoff, "wait before the first retry, doubled for each further one, with jitter (-1: only the host's delay)")
+	durationVar(fs, &r.MaxBackoff, "max-retry-backoff", crawl.DefaultMaxBackoff, "cap on the wait before a retry (-1: no cap)")
+	durationVar(fs, &r.MaxRetryAfter, "max-retry-after", crawl.DefaultMaxRetryAfter, "cap on the wait a response's Retry-After asks for (-1: no cap)")
 	fs.Uint64Var(&o.ExpectedURLs, "expected-urls", crawl.DefaultExpectedURLs, "URLs the duplicate filter is sized for (fixed when the crawl starts)")
 	fs.Float64Var(&o.FalsePositiveRate, "fp-target", crawl.DefaultFalsePositiveRate, "false-positive rate the duplicate filter is sized for at --expected-urls; progress warns above it")
 	durationVar(fs, &o.CheckpointInterval, "checkpoint-interval", crawl.DefaultCheckpointInterval, "how often the duplicate filter is snapshotted")
@@ -249,6 +254,10 @@ func printSummary(w io.Writer, cr *crawl.Crawler, interrupted bool) {
 		f.Fetched, who, elapsed.Round(time.Millisecond), float64(f.Fetched)/elapsed.Seconds(), s.Pages)
 	fmt.Fprintf(w, "  errors            %d fetch failures, %d HTTP 4xx/5xx; %d URLs disallowed by robots.txt, %d refused as their robots.txt was unreachable\n",
 		f.FetchErrors, f.HTTPErrors, f.RobotsDisallowed, f.RobotsUnavailable)
+	if o.Retry.MaxRetries > 0 && !redis {
+		fmt.Fprintf(w, "  retries           %d failed attempts retried, %d URLs still failing after --max-retries %d, %d waiting for a retry\n",
+			f.Retried, f.RetriesExhausted, o.Retry.MaxRetries, s.Retrying)
+	}
 	fmt.Fprintf(w, "  truncated         %d bodies cut at --max-body-size %d, %d by --fetch-timeout %v, %d by a disconnect\n",
 		f.TruncatedLength, o.Fetch.MaxBodySize, f.TruncatedTime, o.Fetch.FetchTimeout, f.TruncatedLost)
 	fmt.Fprintf(w, "  outlinks          %d pages cut at --max-outlinks %d, %d links dropped\n", f.OutlinksCapped, o.Fetch.MaxOutlinks, f.LinksDropped)
@@ -325,6 +334,9 @@ func (p *progress) line() string {
 		return fmt.Sprintf("%s shared: pages %d queued %d hosts %d in-flight %d", mine, s.Pages, s.Queued, s.Hosts, s.InFlight)
 	}
 	line := fmt.Sprintf("pages %d (%.1f/s) queued %d hosts %d in-flight %d errors %d", s.Pages, rate, s.Queued, s.Hosts, s.InFlight, errs)
+	if s.Retrying > 0 {
+		line += fmt.Sprintf(" retrying %d", s.Retrying)
+	}
 	if fs := s.Filter; fs.ExpectedURLs > 0 {
 		line += fmt.Sprintf(" filter fill %.2f%% est. FP %.2g", 100*fs.Fill, fs.FalsePositiveRate)
 		if fs.FalsePositiveRate > fs.Target {
