@@ -3,9 +3,13 @@ package crawl
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -261,5 +265,50 @@ func TestRetryOptionsDefaults(t *testing.T) {
 	bad.EnsureDefaults()
 	if err := bad.Validate(); !errors.Is(err, ErrInvalidOptions) {
 		t.Errorf("MaxRetries %d: %v, want ErrInvalidOptions", bad.Retry.MaxRetries, err)
+	}
+}
+
+// TestRobotsUnavailableRetried checks RFC 9309 §2.3.1.4's "later retry": a
+// site whose robots.txt answers 503 twice is not disallowed for the rest
+// of the crawl; its URLs are retried and fetched once robots.txt answers.
+func TestRobotsUnavailableRetried(t *testing.T) {
+	var robotsCalls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			if robotsCalls.Add(1) <= 2 {
+				http.Error(w, "deploying", http.StatusServiceUnavailable)
+				return
+			}
+			fmt.Fprint(w, "User-agent: *\nDisallow: /private\n")
+		case "/":
+			fmt.Fprint(w, `<a href="/a">a</a> <a href="/private">p</a>`)
+		default:
+			fmt.Fprint(w, "page")
+		}
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	o := Options{Seeds: []string{srv.URL + "/"}, Dir: dir, Concurrency: 2, ExpectedURLs: 1000}
+	o.Politeness.Delay = -1
+	o.Fetch.AllowPrivate = true
+	o.Retry = RetryOptions{Backoff: 20 * time.Millisecond}
+	if _, err := run(t, context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range readLog(t, filepath.Join(dir, "crawl.log.jsonl")) {
+		got = append(got, fmt.Sprintf("%s %d %d %.26s", strings.TrimPrefix(e.URL, srv.URL), e.Attempt, e.Status, e.Error))
+	}
+	want := []string{
+		"/ 1 0 will-retry: robots-unavail",
+		"/ 2 0 will-retry: robots-unavail",
+		"/ 3 200 ",
+		"/a 1 200 ",
+		"/private 0 0 robots-disallowed",
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("log:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
