@@ -182,3 +182,25 @@ func (c *Crawler) robotsErrorAge() time.Duration {
 	}
 	return max(c.opts.Retry.Backoff/2, time.Millisecond) // the least first wait (jitter ½)
 }
+
+// outcomeReleaser is a queue that adapts a host's delay to its answers
+// (frontier.PolitenessOptions.DelayFactor and MaxDelay): the local
+// frontier. The Redis frontier keeps the fixed delay.
+type outcomeReleaser interface {
+	ReleaseOutcome(e frontier.Entry, out frontier.Outcome) error
+}
+
+// release ends ent's request, passing the response time and whether the
+// host asked to slow down (429, 503) to a queue that adapts its delay.
+func (c *Crawler) release(ent frontier.Entry, res *fetch.Result, out frontier.Outcome) error {
+	q, ok := c.queue.(outcomeReleaser)
+	if !ok {
+		return c.queue.Release(ent, true, out.CrawlDelay)
+	}
+	out.Fetched = true
+	if res != nil {
+		out.Elapsed = res.Duration
+		out.Throttled = fetch.Throttling(res.Status)
+	}
+	return q.ReleaseOutcome(ent, out)
+}

@@ -48,6 +48,7 @@ func retryOptions(w *testweb.Web, dir string) Options {
 	o.Fetch.NoEmbeds = true
 	o.Fetch.FetchTimeout = 500 * time.Millisecond
 	o.Retry = RetryOptions{Backoff: 5 * time.Millisecond, MaxBackoff: 50 * time.Millisecond, MaxRetryAfter: 20 * time.Millisecond}
+	o.Politeness.MaxDelay = 20 * time.Millisecond // a 429 or 503 slows its host down this much at most
 	return o
 }
 

@@ -26,8 +26,14 @@ type Stats struct {
 	// Retrying counts URLs waiting for a retry after a transient
 	// failure (Options.Retry), including those out (local mode).
 	Retrying int64
-	Hosts    int
-	InFlight int
+	// Slowed counts the hosts whose delay is raised now because they
+	// answered 429 or 503, EverSlowed those slowed down in this run, and
+	// Throttled the 429 and 503 answers (adaptive politeness; local mode).
+	Slowed     int
+	EverSlowed uint64
+	Throttled  uint64
+	Hosts      int
+	InFlight   int
 	// New and Duplicates count discovered URLs the seen-set took for new
 	// (and queued) and for seen, in this run (all workers in Redis mode).
 	New, Duplicates uint64
@@ -119,6 +125,7 @@ func (c *Crawler) Stats() Stats {
 		f := c.front.Stats()
 		s.Pages, s.Errors, s.Queued, s.Hosts, s.InFlight = f.Pages, f.Errors, f.Queued, f.Hosts, f.InFlight
 		s.Retrying = f.Retrying
+		s.Slowed, s.EverSlowed, s.Throttled = f.Slowed, f.EverSlowed, f.Throttled
 		s.New, s.Duplicates, s.CachedLinks = f.New, f.Duplicates, f.CachedLinks
 		s.Admission = frontier.AdmissionStats{Invalid: f.Invalid, TooDeep: f.TooDeep, TooManyRedirects: f.TooManyRedirects,
 			OutOfScope: f.OutOfScope, Filtered: f.Filtered, Limits: f.Limits}

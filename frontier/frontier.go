@@ -108,6 +108,13 @@ type Outcome struct {
 	// Links and Redirect are then ignored: the entry is not counted in
 	// Errors.
 	RetryAt time.Time
+	// Elapsed is how long the request took (adaptive politeness: the
+	// host's delay is at least PolitenessOptions.DelayFactor times it);
+	// 0 if unknown.
+	Elapsed time.Duration
+	// Throttled says the host asked the crawler to slow down (HTTP 429 or
+	// 503): its delay doubles, up to PolitenessOptions.MaxDelay.
+	Throttled bool
 }
 
 // Stats is a snapshot of the frontier's counters. Pages, Errors and Queued
@@ -116,6 +123,9 @@ type Stats struct {
 	Queued     int64  // entries in the store, including those out
 	Retrying   int64  // URLs waiting for a retry (Outcome.RetryAt), including those out
 	Hosts      int    // hosts with queued entries, retries, or one out
+	Slowed     int    // hosts whose delay throttling raised (429, 503), now
+	EverSlowed uint64 // hosts throttling slowed down, this run (counted each time a host goes from normal pace to slowed)
+	Throttled  uint64 // responses that asked to slow down (Outcome.Throttled), this run
 	InFlight   int    // entries out
 	Pages      uint64 // completed entries that reached the host
 	Errors     uint64 // completed entries that failed
@@ -169,6 +179,7 @@ type Frontier struct {
 	waiters    []chan struct{} // Next calls waiting for a change, oldest first; see wakeLocked
 
 	cNew, cDup, cCached atomic.Uint64
+	cThrottled, cSlowed atomic.Uint64 // adaptive politeness: 429/503 responses, hosts slowed down
 }
 
 type host struct {
@@ -184,8 +195,9 @@ type host struct {
 	pending  int     // completed queue entries whose batch is not applied yet
 	out      uint64  // seq of the entry out, 0 once Done claimed it
 	readyAt  time.Time
-	served   uint64 // when it was last served, to break ties round-robin
-	index    int    // in the ready heap, -1 if not
+	throttle time.Duration // adaptive politeness: the delay the host's throttling asked for, 0 if none
+	served   uint64        // when it was last served, to break ties round-robin
+	index    int           // in the ready heap, -1 if not
 }
 
 type idleHost struct {
@@ -637,6 +649,14 @@ func (f *Frontier) refillLocked(h *host) error {
 // releases an entry that was not. The entry leaves the queue only at Done,
 // so a crash in between repeats it.
 func (f *Frontier) Release(e Entry, fetched bool, crawlDelay time.Duration) error {
+	return f.ReleaseOutcome(e, Outcome{Fetched: fetched, CrawlDelay: crawlDelay})
+}
+
+// ReleaseOutcome is Release with the parts of the outcome known when the
+// request is over: Fetched, CrawlDelay, and for adaptive politeness
+// Elapsed and Throttled (see PolitenessOptions). They take their place in
+// the Done that must follow.
+func (f *Frontier) ReleaseOutcome(e Entry, out Outcome) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.broken != nil {
@@ -646,7 +666,7 @@ func (f *Frontier) Release(e Entry, fetched bool, crawlDelay time.Duration) erro
 	if e.seq == 0 || h == nil || !h.inflight || h.out != e.seq {
 		return fmt.Errorf("%w: %s", ErrNotOut, e.URL)
 	}
-	f.releaseLocked(h, e.seq, fetched, crawlDelay)
+	f.releaseLocked(h, e.seq, out)
 	return nil
 }
 
@@ -654,8 +674,9 @@ func (f *Frontier) Release(e Entry, fetched bool, crawlDelay time.Duration) erro
 // store (and counted in h.queued, as pending) until its Done batch is
 // durable; Done's wait for that batch still bounds the fetches a crash
 // can repeat to one per worker.
-func (f *Frontier) releaseLocked(h *host, seq uint64, fetched bool, crawlDelay time.Duration) {
-	delay := f.opts.Politeness.HostDelay(crawlDelay)
+func (f *Frontier) releaseLocked(h *host, seq uint64, out Outcome) {
+	fetched := out.Fetched
+	delay := f.paceLocked(h, out)
 	h.out = 0
 	h.inflight = false
 	f.inflight--
@@ -695,7 +716,7 @@ func (f *Frontier) Done(ctx context.Context, e Entry, out Outcome) error {
 		}
 		// Release the host now rather than after the commit, so that its
 		// next fetch overlaps this batch's write.
-		f.releaseLocked(h, e.seq, out.Fetched, out.CrawlDelay)
+		f.releaseLocked(h, e.seq, out)
 		fetched = out.Fetched
 	}
 	delete(f.released, e.seq)
@@ -1061,9 +1082,14 @@ func (f *Frontier) Stats() Stats {
 		if h.queued > 0 || h.nRetry > 0 || h.inflight {
 			s.Hosts++
 		}
+		if h.throttle > 0 {
+			s.Slowed++
+		}
 	}
 	f.mu.Unlock()
 	s.New = f.cNew.Load()
+	s.Throttled = f.cThrottled.Load()
+	s.EverSlowed = f.cSlowed.Load()
 	s.Duplicates = f.cDup.Load()
 	s.CachedLinks = f.cCached.Load()
 	a := f.adm.Stats()

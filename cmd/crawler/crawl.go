@@ -43,6 +43,8 @@ func crawlFlags(fs *flag.FlagSet, c *crawlCommand) {
 	fs.IntVar(&o.Concurrency, "concurrency", crawl.DefaultConcurrency, "fetches in flight at once (one per host at a time)")
 	durationVar(fs, &o.Politeness.Delay, "delay", frontier.DefaultDelay, "least time between two requests to one host; robots.txt Crawl-delay raises it up to --max-crawl-delay (-1: none)")
 	durationVar(fs, &o.Politeness.MaxCrawlDelay, "max-crawl-delay", frontier.DefaultMaxCrawlDelay, "cap on a robots.txt Crawl-delay (-1: ignore Crawl-delay)")
+	fs.Float64Var(&o.Politeness.DelayFactor, "delay-factor", frontier.DefaultDelayFactor, "adaptive politeness: a host waits at least this many times its last response time, up to --max-delay; local mode (-1: off)")
+	durationVar(fs, &o.Politeness.MaxDelay, "max-delay", frontier.DefaultMaxDelay, "cap on the adaptive delay: --delay-factor's, and the doubling of a host's delay after each 429 or 503 (-1: adaptive politeness off)")
 	fs.Int64Var(&o.MaxPages, "max-pages", 0, "stop after fetching this many pages in all runs of the crawl (0 or -1: no limit)")
 	fs.IntVar(&o.Admission.MaxDepth, "max-depth", frontier.DefaultMaxDepth, "most hops (links and redirects) from a seed (-1: no limit; --scope seeds fetches only the seeds)")
 	fs.IntVar(&o.Admission.MaxRedirects, "max-redirects", frontier.DefaultMaxRedirects, "most consecutive redirect hops (-1: no limit)")
@@ -257,6 +259,7 @@ func printSummary(w io.Writer, cr *crawl.Crawler, interrupted bool) {
 	if o.Retry.MaxRetries > 0 && !redis {
 		fmt.Fprintf(w, "  retries           %d failed attempts retried, %d URLs still failing after --max-retries %d, %d waiting for a retry\n",
 			f.Retried, f.RetriesExhausted, o.Retry.MaxRetries, s.Retrying)
+		fmt.Fprintf(w, "  slowed down       %d hosts after %d answers 429 or 503 (%d still slowed)\n", s.EverSlowed, s.Throttled, s.Slowed)
 	}
 	fmt.Fprintf(w, "  truncated         %d bodies cut at --max-body-size %d, %d by --fetch-timeout %v, %d by a disconnect\n",
 		f.TruncatedLength, o.Fetch.MaxBodySize, f.TruncatedTime, o.Fetch.FetchTimeout, f.TruncatedLost)
@@ -336,6 +339,9 @@ func (p *progress) line() string {
 	line := fmt.Sprintf("pages %d (%.1f/s) queued %d hosts %d in-flight %d errors %d", s.Pages, rate, s.Queued, s.Hosts, s.InFlight, errs)
 	if s.Retrying > 0 {
 		line += fmt.Sprintf(" retrying %d", s.Retrying)
+	}
+	if s.Slowed > 0 {
+		line += fmt.Sprintf(" slowed %d", s.Slowed)
 	}
 	if fs := s.Filter; fs.ExpectedURLs > 0 {
 		line += fmt.Sprintf(" filter fill %.2f%% est. FP %.2g", 100*fs.Fill, fs.FalsePositiveRate)
