@@ -52,9 +52,13 @@ const (
 // for gigabytes.
 const maxFieldLen = 1 << 20
 
-func queueKey(host string, seq uint64) []byte {
-	k := make([]byte, 0, len(prefixQueue)+len(host)+1+8)
-	k = append(k, prefixQueue...)
+func queueKey(host string, seq uint64) []byte { return hostSeqKey(prefixQueue, host, seq) }
+
+// hostSeqKey is the key of a host's record seq in a table: prefix, host, a
+// 0 byte and seq big-endian, so that a host's records sort by seq.
+func hostSeqKey(prefix, host string, seq uint64) []byte {
+	k := make([]byte, 0, len(prefix)+len(host)+1+8)
+	k = append(k, prefix...)
 	k = append(k, host...)
 	k = append(k, 0)
 	return binary.BigEndian.AppendUint64(k, seq)

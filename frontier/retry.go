@@ -21,13 +21,7 @@ import (
 //	r/<host>\x00<seq:8 big-endian>  retry record (encodeEntry, version 2)
 const prefixRetry = "r/"
 
-func retryKey(host string, seq uint64) []byte {
-	k := make([]byte, 0, len(prefixRetry)+len(host)+1+8)
-	k = append(k, prefixRetry...)
-	k = append(k, host...)
-	k = append(k, 0)
-	return binary.BigEndian.AppendUint64(k, seq)
-}
+func retryKey(host string, seq uint64) []byte { return hostSeqKey(prefixRetry, host, seq) }
 
 // parseRetryKey splits a retry key into its host and sequence number.
 func parseRetryKey(key []byte) (host string, seq uint64, err error) {

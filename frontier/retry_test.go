@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 )
@@ -114,21 +115,9 @@ func TestRetryDueBeforeQueue(t *testing.T) {
 	}
 	// b.test waited longest; then a.test's due retry before a.test/2.
 	want := []string{"http://b.test/1", "http://a.test/1", "http://a.test/2"}
-	if !equalStrings(got, want) {
+	if !slices.Equal(got, want) {
 		t.Errorf("order %q, want %q", got, want)
 	}
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestRetrySurvivesResume checks that a retry is part of the stored state:
