@@ -320,3 +320,59 @@ func TestRobotsUnavailableRetried(t *testing.T) {
 		t.Errorf("log:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestRetrySurvivesStop checks that a URL waiting for its retry when the
+// crawl is stopped is part of the saved state: the crawl made again on
+// the same directory fetches it as attempt 2.
+func TestRetrySurvivesStop(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/":
+			fmt.Fprint(w, `<a href="/a">a</a>`)
+		case "/a":
+			if calls.Add(1) == 1 {
+				http.Error(w, "deploying", http.StatusServiceUnavailable)
+				return
+			}
+			fmt.Fprint(w, "a")
+		}
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	o := Options{Seeds: []string{srv.URL + "/"}, Dir: dir, Concurrency: 2, ExpectedURLs: 1000}
+	o.Politeness.Delay = -1
+	o.Fetch.AllowPrivate = true
+	o.Retry = RetryOptions{Backoff: 200 * time.Millisecond}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	o.OnPage = func(p *Page) error {
+		if p.Retry {
+			cancel() // stop while /a waits for its retry
+		}
+		return nil
+	}
+	c, err := run(t, ctx, o)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("first run: %v, want context.Canceled", err)
+	}
+	if s := c.Stats(); s.Retrying != 1 || s.Queued != 0 {
+		t.Fatalf("stopped with %d retrying, %d queued; want 1, 0", s.Retrying, s.Queued)
+	}
+	o.Seeds, o.OnPage = nil, nil
+	c, err = run(t, context.Background(), o)
+	if err != nil {
+		t.Fatalf("resumed run: %v", err)
+	}
+	if !c.Resumed() {
+		t.Error("second run did not resume")
+	}
+	var got []string
+	for _, e := range readLog(t, filepath.Join(dir, "crawl.log.jsonl")) {
+		got = append(got, fmt.Sprintf("%s %d %d %.10s", strings.TrimPrefix(e.URL, srv.URL), e.Attempt, e.Status, e.Error))
+	}
+	want := []string{"/ 1 200 ", "/a 1 503 will-retry", "/a 2 200 "}
+	if !slices.Equal(got, want) {
+		t.Errorf("log:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
