@@ -66,6 +66,8 @@ type Crawler struct {
 
 	// Redis mode: set up by Run.
 	redis *redisMode
+	// retries is true when the queue keeps retries (local mode).
+	retries bool
 
 	mu      sync.Mutex // protects queue, robots, state and cancel
 	queue   queue
@@ -107,6 +109,7 @@ type counters struct {
 	revisits, revisitBytes            atomic.Uint64
 	nearDuplicates, nearDupLinks      atomic.Uint64
 	nearDupNanos                      atomic.Uint64
+	retried, retriesExhausted         atomic.Uint64
 }
 
 // New validates a copy of opts and opens the crawl's local parts: the

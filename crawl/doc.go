@@ -18,7 +18,8 @@
 // inserted in the duplicate filter in one atomic call (a multi-layer Bloom
 // filter, package mlbf) before it is queued (package frontier). Hosts are
 // served round-robin, one request per host at a time, at most one every
-// Options.Politeness.Delay (raised by robots.txt Crawl-delay), and
+// Options.Politeness.Delay (raised by robots.txt Crawl-delay, and in
+// local mode by the host's response time and its 429 and 503 answers), and
 // robots.txt (RFC 9309) is obeyed.
 //
 // A crawl fetches what its archive needs to replay a page (issue #11):
@@ -31,6 +32,14 @@
 // embed, R redirect, S sitemap), logged as hop_path, and every HTML page
 // gets a WARC metadata record listing its outlinks, as Heritrix writes
 // them.
+//
+// A fetch that fails transiently (a refused or reset connection, a
+// timeout, a truncated body, a temporary DNS failure, HTTP 408, 425, 429,
+// 500, 502, 503, 504) is retried up to Options.Retry.MaxRetries times, with
+// exponential backoff, jitter and the server's Retry-After (capped); in
+// local mode the retry is part of the frontier's state and never holds its
+// host's other URLs back. Each attempt has its own log line and WARC
+// records; a URL's last failure is logged "retries-exhausted: REASON".
 //
 // # Guarantees
 //

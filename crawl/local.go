@@ -92,7 +92,8 @@ func (c *Crawler) openLocal() error {
 		return fmt.Errorf("crawl: %w", err)
 	}
 	c.front, c.queue = front, front
-	c.robots = fetch.NewRobotsCache(c.fetcher, fetch.RobotsCacheOptions{OnFetch: c.robotsFetched})
+	c.retries = true
+	c.robots = fetch.NewRobotsCache(c.fetcher, fetch.RobotsCacheOptions{OnFetch: c.robotsFetched, ErrorMaxAge: c.robotsErrorAge()})
 	if c.resumed {
 		s := front.Stats()
 		o.Logger.Info("crawl resuming", "state", o.StateDir, "queued", s.Queued, "pages_before", s.Pages, "journal", s.Journal)

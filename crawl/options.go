@@ -73,6 +73,10 @@ type Options struct {
 	// Fetch configures the HTTP fetcher: user agent, timeouts, body and
 	// outlink caps, the private-address guard.
 	Fetch fetch.Options
+	// Retry says how often and when a URL whose fetch failed transiently
+	// is fetched again: MaxRetries (default 3), exponential Backoff with
+	// jitter, Retry-After capped at MaxRetryAfter. See RetryOptions.
+	Retry RetryOptions
 	// Normalize configures URL normalization (the zero value is the
 	// default normalization).
 	Normalize urlnorm.Options
@@ -239,6 +243,7 @@ func (o *Options) EnsureDefaults() {
 	o.Politeness.EnsureDefaults()
 	o.Fetch.EnsureDefaults()
 	o.Sitemap.EnsureDefaults()
+	o.Retry.EnsureDefaults()
 	if o.ExpectedURLs == 0 {
 		o.ExpectedURLs = DefaultExpectedURLs
 	}
@@ -324,6 +329,9 @@ func (o *Options) Validate() error {
 			// done before the lease ends, or it is fetched twice.
 			return invalid("Redis.Lease %v must exceed Fetch.FetchTimeout %v", r.Lease, o.Fetch.FetchTimeout)
 		}
+	}
+	if err := o.Retry.validate(); err != nil {
+		return err
 	}
 	for _, err := range []error{o.Admission.Validate(), o.Politeness.Validate(), o.Fetch.Validate(), o.Normalize.Validate()} {
 		if err != nil {

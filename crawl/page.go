@@ -31,6 +31,12 @@ type Page struct {
 	// which are checked and followed like the others: as requisites when
 	// their Hop is fetch.HopEmbed, as links otherwise.
 	Links []fetch.Link
+	// Attempt numbers the fetches of URL, from 1 (Options.Retry).
+	Attempt int
+	// Retry is true when this attempt failed transiently and URL will be
+	// fetched again: the attempt's links are then not followed (the
+	// retry's are).
+	Retry bool
 }
 
 // AddLink appends a link to follow, absolute or relative to the page's

@@ -22,9 +22,18 @@ type Stats struct {
 	Pages, Errors uint64
 	// Queued counts entries waiting (and out), on Hosts hosts; InFlight
 	// the entries out.
-	Queued   int64
-	Hosts    int
-	InFlight int
+	Queued int64
+	// Retrying counts URLs waiting for a retry after a transient
+	// failure (Options.Retry), including those out (local mode).
+	Retrying int64
+	// Slowed counts the hosts whose delay is raised now because they
+	// answered 429 or 503, EverSlowed those slowed down in this run, and
+	// Throttled the 429 and 503 answers (adaptive politeness; local mode).
+	Slowed     int
+	EverSlowed uint64
+	Throttled  uint64
+	Hosts      int
+	InFlight   int
 	// New and Duplicates count discovered URLs the seen-set took for new
 	// (and queued) and for seen, in this run (all workers in Redis mode).
 	New, Duplicates uint64
@@ -69,6 +78,8 @@ type FetchStats struct {
 	NearDuplicateLinksSkipped uint64        // links not followed: their page nearly duplicates an earlier page of its host (SkipNearDuplicateLinks)
 	NearDuplicateCheck        time.Duration // time spent in the near-duplicate check (text extraction, shingling, query)
 	NearDuplicateIndexBytes   uint64        // memory of the near-duplicate index's digests
+	Retried                   uint64        // attempts that failed transiently and were queued for a retry
+	RetriesExhausted          uint64        // URLs whose last retry failed transiently too
 }
 
 // FilterStats describe the duplicate filter.
@@ -118,11 +129,15 @@ func (c *Crawler) Stats() Stats {
 		Sitemaps:          c.sitemaps.stats(),
 		Revisits:          k.revisits.Load(),
 		RevisitBytes:      k.revisitBytes.Load(),
+		Retried:           k.retried.Load(),
+		RetriesExhausted:  k.retriesExhausted.Load(),
 	}
 	c.nearDupStats(&s.Fetch)
 	if c.front != nil {
 		f := c.front.Stats()
 		s.Pages, s.Errors, s.Queued, s.Hosts, s.InFlight = f.Pages, f.Errors, f.Queued, f.Hosts, f.InFlight
+		s.Retrying = f.Retrying
+		s.Slowed, s.EverSlowed, s.Throttled = f.Slowed, f.EverSlowed, f.Throttled
 		s.New, s.Duplicates, s.CachedLinks = f.New, f.Duplicates, f.CachedLinks
 		s.Admission = frontier.AdmissionStats{Invalid: f.Invalid, TooDeep: f.TooDeep, TooManyRedirects: f.TooManyRedirects,
 			OutOfScope: f.OutOfScope, Filtered: f.Filtered, Limits: f.Limits}

@@ -41,14 +41,16 @@ func (c *Crawler) work(ctx, fctx context.Context) error {
 // visit checks robots.txt, fetches the entry, archives and logs it, and
 // runs the hooks. ok is false when ctx ended before the outcome was known.
 func (c *Crawler) visit(ctx context.Context, ent frontier.Entry) (out frontier.Outcome, ok bool, err error) {
-	robots, refused, ok, err := c.checkRobots(ctx, ent)
+	robots, refused, ok, err := c.checkRobots(ctx, ent, &out)
 	switch {
 	case !ok || err != nil:
 		return out, ok, err
 	case refused:
 		// Not fetched; an invalid URL (no robots) counts as failed. The
 		// site's sitemaps are queued all the same.
-		return frontier.Outcome{Failed: robots == nil, RobotsSitemaps: c.robotsSitemaps(ent.URL, robots)}, true, nil
+		out.Failed = robots == nil
+		out.RobotsSitemaps = c.robotsSitemaps(ent.URL, robots)
+		return out, true, nil
 	}
 	out.CrawlDelay = robots.CrawlDelay(c.opts.Fetch.UserAgent)
 	out.RobotsSitemaps = c.robotsSitemaps(ent.URL, robots)
@@ -56,9 +58,10 @@ func (c *Crawler) visit(ctx context.Context, ent frontier.Entry) (out frontier.O
 	if ferr != nil && ctx.Err() != nil {
 		return out, false, nil
 	}
+	retryAt, reason, exhausted := c.retryPlan(ent, res, ferr)
 	// The request is over: the host's delay starts now and its next entry
 	// may go out while this one is archived and its links are parsed.
-	if err := c.queue.Release(ent, true, out.CrawlDelay); err != nil {
+	if err := c.release(ent, res, out); err != nil {
 		return out, false, fmt.Errorf("crawl: %w", err)
 	}
 	// Release woke the worker that takes the host's next entry, and Go
@@ -77,12 +80,19 @@ func (c *Crawler) visit(ctx context.Context, ent frontier.Entry) (out frontier.O
 	if err != nil {
 		return out, false, err
 	}
-	if err := c.record(ctx, ent, res, ferr, &out, nd); err != nil {
+	out.RetryAt = retryAt
+	if err := c.record(ctx, ent, res, ferr, &out, nd, reason, exhausted); err != nil {
 		return out, false, err
 	}
-	links, err := c.runHooks(ent, res, ferr)
+	links, err := c.runHooks(ent, res, ferr, !retryAt.IsZero())
 	if err != nil {
 		return out, false, err
+	}
+	if !retryAt.IsZero() {
+		// The retry's links will be followed, not this attempt's.
+		c.counters.retried.Add(1)
+		c.counters.pages.Add(1)
+		return out, true, nil
 	}
 	if nd.sameHost && c.opts.SkipNearDuplicateLinks {
 		c.counters.nearDupLinks.Add(uint64(len(links)))
@@ -96,8 +106,10 @@ func (c *Crawler) visit(ctx context.Context, ent frontier.Entry) (out frontier.O
 // checkRobots gets the robots.txt rules of ent's site and logs ent when
 // they refuse it. refused is true when ent was refused (and logged); robots
 // is nil when ent's URL is invalid (also logged). ok is false when ctx
-// ended first.
-func (c *Crawler) checkRobots(ctx context.Context, ent frontier.Entry) (robots *fetch.Robots, refused, ok bool, err error) {
+// ended first. A refusal because robots.txt is unreachable is retried like
+// a transient failure (out.RetryAt): the site's robots.txt is fetched again
+// by then (robotsErrorAge).
+func (c *Crawler) checkRobots(ctx context.Context, ent frontier.Entry, out *frontier.Outcome) (robots *fetch.Robots, refused, ok bool, err error) {
 	robots, err = c.robots.Get(ctx, ent.URL)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -117,6 +129,7 @@ func (c *Crawler) checkRobots(ctx context.Context, ent frontier.Entry) (robots *
 		return robots, false, true, nil
 	}
 	reason := "robots-disallowed"
+	var le storage.Entry
 	if robots.DisallowsAll() {
 		// Not the site's rules: its robots.txt could not be fetched.
 		c.counters.robotsUnavailable.Add(1)
@@ -128,25 +141,42 @@ func (c *Crawler) checkRobots(ctx context.Context, ent frontier.Entry) (robots *
 			}
 			c.robotsMu.Unlock()
 		}
+		le = c.robotsRetry(ent, reason, out)
 	} else {
 		c.counters.robotsDenied.Add(1)
 	}
+	if le.Error != "" {
+		reason = le.Error
+	}
 	return robots, true, true, c.logEntry(storage.Entry{
 		URL: ent.URL, Error: reason, Depth: ent.Depth, Via: ent.Via, HopPath: ent.Hops, FetchedAt: c.opts.Now(),
+		Attempt: le.Attempt, RetryAt: le.RetryAt,
 	})
 }
 
 // record archives a fetch's exchange, logs it, counts it, and sets the
-// parts of out that the response decides (failure, redirect, base).
-func (c *Crawler) record(ctx context.Context, ent frontier.Entry, res *fetch.Result, ferr error, out *frontier.Outcome, nd nearDup) error {
+// parts of out that the response decides (failure, redirect, base). reason
+// and exhausted are retryPlan's: a transient failure's line says whether
+// the URL is retried (out.RetryAt) or had its last try.
+func (c *Crawler) record(ctx context.Context, ent frontier.Entry, res *fetch.Result, ferr error, out *frontier.Outcome, nd nearDup, reason string, exhausted bool) error {
 	le := storage.Entry{URL: ent.URL, Depth: ent.Depth, Via: ent.Via, HopPath: ent.Hops, LastMod: ent.LastMod,
-		NearDuplicateOf: nd.of, Resemblance: nd.resemblance}
+		NearDuplicateOf: nd.of, Resemblance: nd.resemblance, Attempt: ent.Attempt + 1, RetryAt: out.RetryAt}
 	var warcBytes int64
 	if ferr != nil {
 		c.counters.fetchErrors.Add(1)
 		out.Failed = true
 		le.Error = fetch.KindOf(ferr).String() + ": " + ferr.Error()
 		le.FetchedAt = c.opts.Now()
+	}
+	if !out.RetryAt.IsZero() || exhausted {
+		var detail string
+		if ferr != nil {
+			detail = ferr.Error()
+		}
+		le.Error = retryError(reason, detail, exhausted)
+		if exhausted {
+			c.counters.retriesExhausted.Add(1)
+		}
 	}
 	if res != nil {
 		le.Status = res.Status
@@ -203,8 +233,8 @@ func (c *Crawler) record(ctx context.Context, ent frontier.Entry, res *fetch.Res
 }
 
 // runHooks hands the page to the Collector and to OnPage, and returns the
-// links to follow.
-func (c *Crawler) runHooks(ent frontier.Entry, res *fetch.Result, ferr error) ([]fetch.Link, error) {
+// links to follow. retry says the attempt is to be retried.
+func (c *Crawler) runHooks(ent frontier.Entry, res *fetch.Result, ferr error, retry bool) ([]fetch.Link, error) {
 	var links []fetch.Link
 	if res != nil {
 		links = res.Links
@@ -217,7 +247,7 @@ func (c *Crawler) runHooks(ent frontier.Entry, res *fetch.Result, ferr error) ([
 		}
 	}
 	if c.opts.OnPage != nil {
-		p := &Page{URL: ent.URL, Depth: ent.Depth, Via: ent.Via, Hops: ent.Hops, Result: res, Err: ferr, Links: links}
+		p := &Page{URL: ent.URL, Depth: ent.Depth, Via: ent.Via, Hops: ent.Hops, Result: res, Err: ferr, Links: links, Attempt: ent.Attempt + 1, Retry: retry}
 		if err := c.opts.OnPage(p); err != nil {
 			return nil, fmt.Errorf("crawl: OnPage %s: %w", ent.URL, err)
 		}

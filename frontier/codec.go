@@ -26,6 +26,7 @@ func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
 // Store key layout. Every key starts with a one-letter table name and '/'.
 //
 //	q/<host>\x00<seq:8 big-endian>  queued entry (encodeEntry)
+//	r/<host>\x00<seq:8 big-endian>  retry record (encodeEntry; see retry.go)
 //	h/<host>                        number of queued entries of the host (uvarint)
 //	j/<seq:8>                       journal: canonical URL inserted into the seen-set
 //	s/<hostname>                    seed host name (scope); value empty
@@ -40,28 +41,34 @@ const (
 	keyState      = "m/state"
 )
 
-// entryVersion is the first byte of an encoded entry. Version 1 (no hop
-// path, sitemap flag or lastmod) is still read: a queue written before
-// hop paths resumes.
+// entryVersion is the first byte of an encoded queue entry; retryVersion
+// that of a retry record, which also holds the attempt count and the due
+// time. Version 1 (no hop path, sitemap flag or lastmod) is still read: a
+// queue written before hop paths resumes.
 const (
 	entryVersion1 = 1
 	entryVersion  = 2
+	retryVersion  = 3
 )
 
 // maxLastMod bounds a decoded lastmod (Unix seconds, about 35,000 years
 // either way) so that every accepted value survives time.Unix unchanged.
 const maxLastMod = 1 << 40
 
-// Entry flags of version 2.
+// Entry flags of versions 2 and 3.
 const flagSitemap = 1
 
 // maxFieldLen bounds a decoded string so that a corrupt length cannot ask
 // for gigabytes.
 const maxFieldLen = 1 << 20
 
-func queueKey(host string, seq uint64) []byte {
-	k := make([]byte, 0, len(prefixQueue)+len(host)+1+8)
-	k = append(k, prefixQueue...)
+func queueKey(host string, seq uint64) []byte { return hostSeqKey(prefixQueue, host, seq) }
+
+// hostSeqKey is the key of a host's record seq in a table: prefix, host, a
+// 0 byte and seq big-endian, so that a host's records sort by seq.
+func hostSeqKey(prefix, host string, seq uint64) []byte {
+	k := make([]byte, 0, len(prefix)+len(host)+1+8)
+	k = append(k, prefix...)
 	k = append(k, host...)
 	k = append(k, 0)
 	return binary.BigEndian.AppendUint64(k, seq)
@@ -92,13 +99,21 @@ func journalKey(seq uint64) []byte {
 }
 
 // encodeEntry appends the store value of e: version, depth, redirect hops,
-// URL, via, and (version 2) the hop path, flags and lastmod (Unix
-// seconds, 0 for none).
+// for a retry record the attempt count and due time (Unix nanoseconds),
+// URL, via, the hop path, flags and lastmod (Unix seconds, 0 for none).
 func encodeEntry(e *Entry) []byte {
-	b := make([]byte, 0, 1+5*binary.MaxVarintLen64+len(e.URL)+len(e.Via)+len(e.Hops))
-	b = append(b, entryVersion)
+	b := make([]byte, 0, 1+7*binary.MaxVarintLen64+len(e.URL)+len(e.Via)+len(e.Hops))
+	if e.retry {
+		b = append(b, retryVersion)
+	} else {
+		b = append(b, entryVersion)
+	}
 	b = binary.AppendUvarint(b, uint64(e.Depth))
 	b = binary.AppendUvarint(b, uint64(e.Redirects))
+	if e.retry {
+		b = binary.AppendUvarint(b, uint64(e.Attempt))
+		b = binary.AppendVarint(b, e.due.UnixNano())
+	}
 	b = appendString(b, e.URL)
 	b = appendString(b, e.Via)
 	b = appendString(b, e.Hops)
@@ -124,9 +139,10 @@ func decodeEntry(key, b []byte) (Entry, error) {
 		return bad("empty entry")
 	}
 	version := b[0]
-	if version != entryVersion && version != entryVersion1 {
+	if version != entryVersion && version != entryVersion1 && version != retryVersion {
 		return bad(fmt.Sprintf("unknown entry version %d", b[0]))
 	}
+	e.retry = version == retryVersion
 	b = b[1:]
 	depth, n := binary.Uvarint(b)
 	if n <= 0 || depth > 1<<31 {
@@ -138,6 +154,19 @@ func decodeEntry(key, b []byte) (Entry, error) {
 		return bad("bad redirect count")
 	}
 	b = b[n:]
+	if e.retry {
+		attempt, n := binary.Uvarint(b)
+		if n <= 0 || attempt == 0 || attempt > 1<<31 {
+			return bad("bad attempt count")
+		}
+		b = b[n:]
+		due, m := binary.Varint(b)
+		if m <= 0 || due <= 0 {
+			return bad("bad retry time")
+		}
+		b = b[m:]
+		e.Attempt, e.due = int(attempt), time.Unix(0, due)
+	}
 	var ok bool
 	if e.URL, b, ok = readString(b); !ok || e.URL == "" {
 		return bad("bad url")
@@ -145,7 +174,7 @@ func decodeEntry(key, b []byte) (Entry, error) {
 	if e.Via, b, ok = readString(b); !ok {
 		return bad("bad via")
 	}
-	if version == entryVersion {
+	if version != entryVersion1 {
 		if e.Hops, b, ok = readString(b); !ok || len(e.Hops) > MaxHopPath {
 			return bad("bad hop path")
 		}

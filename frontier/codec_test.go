@@ -76,6 +76,7 @@ func FuzzDecodeEntry(f *testing.F) {
 	f.Add([]byte{entryVersion, 0, 0, 200})
 	f.Add(encodeEntry(&Entry{URL: "http://a.test/s", Depth: 2, Via: "http://a.test/robots.txt", Hops: "SS", Sitemap: true, LastMod: time.Unix(1e9, 0).UTC()}))
 	f.Add(append([]byte{entryVersion1, 0, 0, 1, 'x'}, 0))
+	f.Add(encodeEntry(&Entry{URL: "http://a.test/", Attempt: 2, Hops: "LE", retry: true, due: time.Unix(0, 1e18)}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		e, err := decodeEntry(nil, b)
 		if err != nil {

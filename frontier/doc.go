@@ -45,7 +45,13 @@
 //
 // Queues are per host (host[:port] of the canonical URL). A host never has
 // two entries out at once; after a fetch the host waits
-// max(Options.Delay, robots Crawl-delay capped at Options.MaxCrawlDelay).
+// max(Options.Delay, robots Crawl-delay capped at Options.MaxCrawlDelay),
+// raised by adaptive politeness when the fetch was reported with
+// [Frontier.ReleaseOutcome] (PolitenessOptions.AdaptiveDelay: DelayFactor
+// times its response time; a 429 or 503 doubles the delay up to MaxDelay).
+// An entry done with Outcome.RetryAt becomes a stored retry record of its
+// host, handed out again, with Attempt+1, once due; a retry never holds
+// its host's queue back (retry.go).
 // Ready hosts are served from a heap ordered by ready time, so hosts that
 // waited longest go first (round-robin) and one big site cannot starve the
 // others. Within a host, entries leave in discovery order, so a crawl is

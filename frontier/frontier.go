@@ -85,9 +85,14 @@ type Entry struct {
 	// LastMod is the <lastmod> of the sitemap entry that listed the URL,
 	// zero if none.
 	LastMod time.Time
+	// Attempt counts the earlier fetches of this URL that failed
+	// transiently and were retried: 0 for a first fetch.
+	Attempt int
 
-	host string // queue key: host[:port]
-	seq  uint64 // position in the store, 0 until committed
+	host  string    // queue key: host[:port]
+	seq   uint64    // position in the store, 0 until committed
+	retry bool      // a retry record (r/ key), not a queue entry
+	due   time.Time // retry: not handed out before
 }
 
 // Outcome is what a worker reports about an entry it was handed.
@@ -122,13 +127,31 @@ type Outcome struct {
 	Redirect string
 	// CrawlDelay is the host's robots.txt Crawl-delay, 0 if none.
 	CrawlDelay time.Duration
+	// RetryAt, when not zero, says the fetch failed transiently and the
+	// URL is to be fetched again, at RetryAt or later, as Attempt+1. The
+	// retry is stored with the host's queue (it survives a crash and a
+	// resume) but never holds the host's other entries back. Failed,
+	// Links and Redirect are then ignored: the entry is not counted in
+	// Errors.
+	RetryAt time.Time
+	// Elapsed is how long the request took (adaptive politeness: the
+	// host's delay is at least PolitenessOptions.DelayFactor times it);
+	// 0 if unknown.
+	Elapsed time.Duration
+	// Throttled says the host asked the crawler to slow down (HTTP 429 or
+	// 503): its delay doubles, up to PolitenessOptions.MaxDelay.
+	Throttled bool
 }
 
 // Stats is a snapshot of the frontier's counters. Pages, Errors and Queued
 // survive a restart; the discovery counters count this run only.
 type Stats struct {
 	Queued     int64  // entries in the store, including those out
-	Hosts      int    // hosts with queued entries or one out
+	Retrying   int64  // URLs waiting for a retry (Outcome.RetryAt), including those out
+	Hosts      int    // hosts with queued entries, retries, or one out
+	Slowed     int    // hosts whose delay throttling raised (429, 503), now
+	EverSlowed uint64 // hosts throttling slowed down, this run (counted each time a host goes from normal pace to slowed)
+	Throttled  uint64 // responses that asked to slow down (Outcome.Throttled), this run
 	InFlight   int    // entries out
 	Pages      uint64 // completed entries that reached the host
 	Errors     uint64 // completed entries that failed
@@ -177,10 +200,12 @@ type Frontier struct {
 	mem        int
 	served     uint64
 	queued     int64
+	retrying   int64 // retry records in the store, including those out
 	broken     error
 	waiters    []chan struct{} // Next calls waiting for a change, oldest first; see wakeLocked
 
 	cNew, cDup, cCached atomic.Uint64
+	cThrottled, cSlowed atomic.Uint64 // adaptive politeness: 429/503 responses, hosts slowed down
 }
 
 type host struct {
@@ -190,11 +215,15 @@ type host struct {
 	spilled  bool    // the store holds entries after the window's tail
 	lastSeq  uint64  // seq of the last entry that entered the window
 	inflight bool
-	pending  int    // completed entries whose batch is not applied yet
-	out      uint64 // seq of the entry out, 0 once Done claimed it
+	outRetry bool    // the entry out is a retry record
+	retries  []Entry // retries waiting to be handed out, by due time
+	nRetry   int     // retry records in the store, including the one out
+	pending  int     // completed queue entries whose batch is not applied yet
+	out      uint64  // seq of the entry out, 0 once Done claimed it
 	readyAt  time.Time
-	served   uint64 // when it was last served, to break ties round-robin
-	index    int    // in the ready heap, -1 if not
+	throttle time.Duration // adaptive politeness: the delay the host's throttling asked for, 0 if none
+	served   uint64        // when it was last served, to break ties round-robin
+	index    int           // in the ready heap, -1 if not
 }
 
 type idleHost struct {
@@ -207,6 +236,7 @@ type op struct {
 	done      *Entry // completed entry, nil for seeds
 	fetched   bool   // done reached its host
 	failed    bool   // done failed
+	retry     *Entry // done's retry record, nil if none
 	adds      []Entry
 	seeds     []string // host names and domains, prefixed
 	err       error
@@ -327,6 +357,9 @@ func (f *Frontier) load(ctx context.Context) error {
 		})
 	}
 	if err == nil {
+		err = scan(prefixRetry, f.loadRetry)
+	}
+	if err == nil {
 		err = scan(prefixHost, func(k, v []byte) error {
 			n, err := decodeCount(k, v)
 			if err != nil {
@@ -339,7 +372,7 @@ func (f *Frontier) load(ctx context.Context) error {
 			h.queued = n
 			h.spilled = true
 			f.queued += n
-			heap.Push(&f.ready, h)
+			f.scheduleLocked(h)
 			return nil
 		})
 	}
@@ -531,16 +564,16 @@ func (f *Frontier) nextLocked() (e Entry, wait time.Duration, done bool, err err
 	switch {
 	case limited && f.inflight == 0 && f.completing == 0:
 		return Entry{}, 0, true, ErrPageLimit
-	case f.queued == 0 && f.inflight == 0:
+	case f.queued == 0 && f.retrying == 0 && f.inflight == 0:
 		return Entry{}, 0, true, ErrExhausted
 	case !limited && len(f.ready) > 0:
 		h := f.ready[0]
 		now := f.opts.Now()
-		if !h.readyAt.After(now) {
-			e, err := f.popLocked(h)
+		if at := h.at(); !at.After(now) {
+			e, err := f.popLocked(h, now)
 			return e, 0, true, err
 		}
-		return Entry{}, h.readyAt.Sub(now), false, nil
+		return Entry{}, h.at().Sub(now), false, nil
 	}
 	return Entry{}, -1, false, nil
 }
@@ -576,9 +609,12 @@ func (f *Frontier) leaveLocked(wake chan struct{}) {
 	}
 }
 
-// popLocked takes the head of h's queue, loading the window from the store
-// when it is empty.
-func (f *Frontier) popLocked(h *host) (Entry, error) {
+// popLocked takes a due retry of h, or else the head of h's queue, loading
+// the window from the store when it is empty.
+func (f *Frontier) popLocked(h *host, now time.Time) (Entry, error) {
+	if len(h.retries) > 0 && !h.retries[0].due.After(now) {
+		return f.popRetryLocked(h), nil
+	}
 	if len(h.window) == 0 {
 		if err := f.refillLocked(h); err != nil {
 			f.broken = err
@@ -598,6 +634,7 @@ func (f *Frontier) popLocked(h *host) (Entry, error) {
 	}
 	f.mem--
 	h.inflight = true
+	h.outRetry = false
 	h.out = e.seq
 	f.inflight++
 	heap.Remove(&f.ready, h.index)
@@ -653,6 +690,14 @@ func (f *Frontier) refillLocked(h *host) error {
 // releases an entry that was not. The entry leaves the queue only at Done,
 // so a crash in between repeats it.
 func (f *Frontier) Release(e Entry, fetched bool, crawlDelay time.Duration) error {
+	return f.ReleaseOutcome(e, Outcome{Fetched: fetched, CrawlDelay: crawlDelay})
+}
+
+// ReleaseOutcome is Release with the parts of the outcome known when the
+// request is over: Fetched, CrawlDelay, and for adaptive politeness
+// Elapsed and Throttled (see PolitenessOptions). They take their place in
+// the Done that must follow.
+func (f *Frontier) ReleaseOutcome(e Entry, out Outcome) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.broken != nil {
@@ -662,7 +707,7 @@ func (f *Frontier) Release(e Entry, fetched bool, crawlDelay time.Duration) erro
 	if e.seq == 0 || h == nil || !h.inflight || h.out != e.seq {
 		return fmt.Errorf("%w: %s", ErrNotOut, e.URL)
 	}
-	f.releaseLocked(h, e.seq, fetched, crawlDelay)
+	f.releaseLocked(h, e.seq, out)
 	return nil
 }
 
@@ -670,12 +715,15 @@ func (f *Frontier) Release(e Entry, fetched bool, crawlDelay time.Duration) erro
 // store (and counted in h.queued, as pending) until its Done batch is
 // durable; Done's wait for that batch still bounds the fetches a crash
 // can repeat to one per worker.
-func (f *Frontier) releaseLocked(h *host, seq uint64, fetched bool, crawlDelay time.Duration) {
-	delay := f.opts.Politeness.HostDelay(crawlDelay)
+func (f *Frontier) releaseLocked(h *host, seq uint64, out Outcome) {
+	fetched := out.Fetched
+	delay := f.paceLocked(h, out)
 	h.out = 0
 	h.inflight = false
 	f.inflight--
-	h.pending++
+	if !h.outRetry {
+		h.pending++
+	}
 	if fetched {
 		f.completing++
 		h.readyAt = f.opts.Now().Add(delay)
@@ -709,13 +757,20 @@ func (f *Frontier) Done(ctx context.Context, e Entry, out Outcome) error {
 		}
 		// Release the host now rather than after the commit, so that its
 		// next fetch overlaps this batch's write.
-		f.releaseLocked(h, e.seq, out.Fetched, out.CrawlDelay)
+		f.releaseLocked(h, e.seq, out)
 		fetched = out.Fetched
 	}
 	delete(f.released, e.seq)
 	f.mu.Unlock()
 
 	o := &op{done: &e, fetched: fetched, failed: out.Failed, ch: make(chan struct{})}
+	if !out.RetryAt.IsZero() {
+		r := e
+		r.Attempt++
+		r.due, r.retry, r.seq = out.RetryAt, true, 0
+		o.retry, o.failed = &r, false
+		return f.commit(o)
+	}
 	if out.Redirect != "" {
 		c, r := f.adm.Redirect(e, out.Redirect)
 		if _, err := f.consider(ctx, o, c, r); err != nil {
@@ -791,8 +846,14 @@ func (f *Frontier) commit(o *op) error {
 		return 0
 	}
 	for _, p := range ops {
+		if p.retry != nil {
+			p.retry.seq = st.nextSeq
+			st.nextSeq++
+		}
 		if p.done != nil {
-			counts[p.done.host] = count(p.done.host) - 1
+			if !p.done.retry {
+				counts[p.done.host] = count(p.done.host) - 1
+			}
 			if p.fetched {
 				st.pages++
 			}
@@ -812,7 +873,16 @@ func (f *Frontier) commit(o *op) error {
 	err := f.opts.Store.Write(func(w Writer) error {
 		for _, p := range ops {
 			if p.done != nil {
-				if err := w.Delete(queueKey(p.done.host, p.done.seq)); err != nil {
+				key := queueKey(p.done.host, p.done.seq)
+				if p.done.retry {
+					key = retryKey(p.done.host, p.done.seq)
+				}
+				if err := w.Delete(key); err != nil {
+					return err
+				}
+			}
+			if r := p.retry; r != nil {
+				if err := w.Set(retryKey(r.host, r.seq), encodeEntry(r)); err != nil {
 					return err
 				}
 			}
@@ -871,9 +941,17 @@ func (f *Frontier) applyLocked(ops []*op, st state) {
 	for _, p := range ops {
 		if p.done != nil {
 			h := f.hosts[p.done.host]
-			h.queued--
-			f.queued--
-			h.pending--
+			if p.done.retry {
+				h.nRetry--
+				f.retrying--
+			} else {
+				h.queued--
+				f.queued--
+				h.pending--
+			}
+			if p.retry != nil {
+				f.addRetryLocked(h, *p.retry)
+			}
 			if p.fetched {
 				f.completing--
 			}
@@ -900,7 +978,7 @@ func (f *Frontier) applyLocked(ops []*op, st state) {
 	}
 	for h := range touched {
 		f.scheduleLocked(h)
-		if h.queued == 0 && !h.inflight && h.pending == 0 {
+		if h.idle() {
 			if !h.readyAt.After(now) {
 				delete(f.hosts, h.name)
 			} else {
@@ -913,7 +991,7 @@ func (f *Frontier) applyLocked(ops []*op, st state) {
 	for len(f.idle) > 0 && !f.idle[0].readyAt.After(now) {
 		ih := f.idle[0]
 		f.idle = f.idle[1:]
-		if h := f.hosts[ih.name]; h != nil && h.queued == 0 && !h.inflight && h.pending == 0 && h.readyAt.Equal(ih.readyAt) {
+		if h := f.hosts[ih.name]; h != nil && h.idle() && h.readyAt.Equal(ih.readyAt) {
 			delete(f.hosts, ih.name)
 		}
 	}
@@ -945,7 +1023,7 @@ func (f *Frontier) capture(fn func(uint64) (func(context.Context) error, error))
 // scheduleLocked puts h in the ready heap when it has an entry to hand out
 // (queued and not completing) and none out, and takes it out otherwise.
 func (f *Frontier) scheduleLocked(h *host) {
-	waiting := h.queued-int64(h.pending) > 0 && !h.inflight
+	waiting := (h.queued-int64(h.pending) > 0 || len(h.retries) > 0) && !h.inflight
 	switch {
 	case waiting && h.index < 0:
 		heap.Push(&f.ready, h)
@@ -1037,6 +1115,7 @@ func (f *Frontier) Stats() Stats {
 	f.mu.Lock()
 	s := Stats{
 		Queued:     f.queued,
+		Retrying:   f.retrying,
 		InFlight:   f.inflight,
 		Pages:      f.st.pages,
 		Errors:     f.st.errors,
@@ -1045,12 +1124,17 @@ func (f *Frontier) Stats() Stats {
 		Journal:    f.journal,
 	}
 	for _, h := range f.hosts {
-		if h.queued > 0 || h.inflight {
+		if h.queued > 0 || h.nRetry > 0 || h.inflight {
 			s.Hosts++
+		}
+		if h.throttle > 0 {
+			s.Slowed++
 		}
 	}
 	f.mu.Unlock()
 	s.New = f.cNew.Load()
+	s.Throttled = f.cThrottled.Load()
+	s.EverSlowed = f.cSlowed.Load()
 	s.Duplicates = f.cDup.Load()
 	s.CachedLinks = f.cCached.Load()
 	a := f.adm.Stats()
@@ -1068,8 +1152,8 @@ type hostHeap []*host
 
 func (q hostHeap) Len() int { return len(q) }
 func (q hostHeap) Less(i, j int) bool {
-	if !q[i].readyAt.Equal(q[j].readyAt) {
-		return q[i].readyAt.Before(q[j].readyAt)
+	if a, b := q[i].at(), q[j].at(); !a.Equal(b) {
+		return a.Before(b)
 	}
 	return q[i].served < q[j].served
 }

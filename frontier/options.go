@@ -3,6 +3,7 @@ package frontier
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"time"
 )
@@ -21,6 +22,8 @@ const (
 	DefaultMaxEmbedHops  = 2                // embed hops outside the scope
 	DefaultDelay         = time.Second      // between two requests to one host
 	DefaultMaxCrawlDelay = 30 * time.Second // cap on robots.txt Crawl-delay
+	DefaultDelayFactor   = 2.0              // adaptive delay: times the last response time
+	DefaultMaxDelay      = time.Minute      // cap on the adaptive delay
 )
 
 // Scope limits which hosts a crawl follows links to.
@@ -143,6 +146,17 @@ type PolitenessOptions struct {
 	// DefaultMaxCrawlDelay (30s); negative: robots.txt Crawl-delay is
 	// ignored.
 	MaxCrawlDelay time.Duration
+	// DelayFactor makes the delay adapt to the host's speed: after a
+	// request that took t, the host waits at least DelayFactor×t
+	// (Heritrix's delayFactor; Scrapy's AutoThrottle with a target
+	// concurrency of 1/DelayFactor), capped at MaxDelay. Default
+	// DefaultDelayFactor (2); negative: off.
+	DelayFactor float64
+	// MaxDelay caps the adaptive delay: DelayFactor's, and the doubling
+	// after every response that asks to slow down (429, 503), which later
+	// responses halve back; default DefaultMaxDelay (1m); negative:
+	// adaptive politeness is off (Delay and Crawl-delay only).
+	MaxDelay time.Duration
 }
 
 // EnsureDefaults fills in the zero fields with their defaults.
@@ -153,10 +167,22 @@ func (o *PolitenessOptions) EnsureDefaults() {
 	if o.MaxCrawlDelay == 0 {
 		o.MaxCrawlDelay = DefaultMaxCrawlDelay
 	}
+	if o.DelayFactor == 0 {
+		o.DelayFactor = DefaultDelayFactor
+	}
+	if o.MaxDelay == 0 {
+		o.MaxDelay = DefaultMaxDelay
+	}
 }
 
-// Validate reports whether the options can be used; every value is valid.
-func (o *PolitenessOptions) Validate() error { return nil }
+// Validate reports whether the options can be used: DelayFactor must be a
+// number (NaN and infinities are not).
+func (o *PolitenessOptions) Validate() error {
+	if math.IsNaN(o.DelayFactor) || math.IsInf(o.DelayFactor, 0) {
+		return fmt.Errorf("%w: DelayFactor %v is not a number", ErrInvalidOptions, o.DelayFactor)
+	}
+	return nil
+}
 
 // HostDelay returns the wait after a request to a host whose robots.txt
 // asks for crawlDelay (0 if none): the larger of Delay and crawlDelay

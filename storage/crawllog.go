@@ -43,6 +43,13 @@ type Entry struct {
 
 	NearDuplicateOf string  `json:"near_duplicate_of,omitempty"` // earlier page whose text this page resembles (crawl.Options.NearDuplicateThreshold)
 	Resemblance     float64 `json:"resemblance,omitempty"`       // estimated resemblance to NearDuplicateOf
+	// Attempt numbers the fetches of one URL from 1; 0 on lines that are
+	// not fetches (robots.txt refusals, invalid URLs). An attempt that
+	// failed transiently and is retried has Error "will-retry: REASON"
+	// and RetryAt; the last one that failed so has "retries-exhausted:
+	// REASON".
+	Attempt int       `json:"attempt,omitempty"`
+	RetryAt time.Time `json:"retry_at,omitzero"` // when the URL is fetched again
 }
 
 // CrawlLog appends Entries as JSON lines. It is safe for concurrent use.

@@ -45,6 +45,8 @@ func crawlFlags(fs *flag.FlagSet, c *crawlCommand) {
 	fs.IntVar(&o.Concurrency, "concurrency", crawl.DefaultConcurrency, "fetches in flight at once (one per host at a time)")
 	durationVar(fs, &o.Politeness.Delay, "delay", frontier.DefaultDelay, "least time between two requests to one host; robots.txt Crawl-delay raises it up to --max-crawl-delay (-1: none)")
 	durationVar(fs, &o.Politeness.MaxCrawlDelay, "max-crawl-delay", frontier.DefaultMaxCrawlDelay, "cap on a robots.txt Crawl-delay (-1: ignore Crawl-delay)")
+	fs.Float64Var(&o.Politeness.DelayFactor, "delay-factor", frontier.DefaultDelayFactor, "adaptive politeness: a host waits at least this many times its last response time, up to --max-delay; local mode (-1: off)")
+	durationVar(fs, &o.Politeness.MaxDelay, "max-delay", frontier.DefaultMaxDelay, "cap on the adaptive delay: --delay-factor's, and the doubling of a host's delay after each 429 or 503 (-1: adaptive politeness off)")
 	fs.Int64Var(&o.MaxPages, "max-pages", 0, "stop after fetching this many pages in all runs of the crawl (0 or -1: no limit)")
 	fs.IntVar(&o.Admission.MaxDepth, "max-depth", frontier.DefaultMaxDepth, "most hops (links and redirects) from a seed (-1: no limit; --scope seeds fetches only the seeds)")
 	fs.IntVar(&o.Admission.MaxRedirects, "max-redirects", frontier.DefaultMaxRedirects, "most consecutive redirect hops (-1: no limit)")
@@ -72,6 +74,11 @@ func crawlFlags(fs *flag.FlagSet, c *crawlCommand) {
 	fs.BoolVar(&o.NoSitemaps, "no-sitemaps", false, "do not read the sitemaps named by robots.txt Sitemap lines (by default they are fetched, with their index children, and the pages they list followed)")
 	fs.IntVar(&o.Sitemap.MaxURLs, "sitemap-max-urls", fetch.DefaultSitemapMaxURLs, "most URLs read from one sitemap file; the rest are cut and counted (-1: no limit)")
 	fs.Int64Var(&o.Sitemap.MaxBytes, "sitemap-max-bytes", fetch.DefaultSitemapMaxBytes, "most bytes of one sitemap file, counted after decompression; a longer one is cut there and counted (too large, or a gzip bomb)")
+	r := &o.Retry
+	fs.IntVar(&r.MaxRetries, "max-retries", crawl.DefaultMaxRetries, "times a URL is fetched again after a transient failure (refused or reset connection, timeout, truncated body, temporary DNS failure, HTTP 408, 425, 429, 500, 502, 503, 504); local mode (-1: never)")
+	durationVar(fs, &r.Backoff, "retry-backoff", crawl.DefaultRetryBackoff, "wait before the first retry, doubled for each further one, with jitter (-1: only the host's delay)")
+	durationVar(fs, &r.MaxBackoff, "max-retry-backoff", crawl.DefaultMaxBackoff, "cap on the wait before a retry (-1: no cap)")
+	durationVar(fs, &r.MaxRetryAfter, "max-retry-after", crawl.DefaultMaxRetryAfter, "cap on the wait a response's Retry-After asks for (-1: no cap)")
 	fs.Uint64Var(&o.ExpectedURLs, "expected-urls", crawl.DefaultExpectedURLs, "URLs the duplicate filter is sized for (fixed when the crawl starts): with --fp-target it sets the filter's memory, about 15.7 bits per URL at 0.1% (20 MB per 10M URLs), 1.09x a classic Bloom filter; past it the false-positive rate climbs")
 	fs.Float64Var(&o.FalsePositiveRate, "fp-target", crawl.DefaultFalsePositiveRate, "false-positive rate the duplicate filter is sized for at --expected-urls: the share of new URLs taken for seen and skipped, measured within a few percent of it; it also sets the hashes per layer (8 at 0.1%); progress warns above it")
 	durationVar(fs, &o.CheckpointInterval, "checkpoint-interval", crawl.DefaultCheckpointInterval, "how often the duplicate filter is snapshotted")
@@ -282,6 +289,11 @@ func printSummary(w io.Writer, cr *crawl.Crawler, interrupted bool) {
 		f.Fetched, who, elapsed.Round(time.Millisecond), float64(f.Fetched)/elapsed.Seconds(), s.Pages)
 	fmt.Fprintf(w, "  errors            %d fetch failures, %d HTTP 4xx/5xx; %d URLs disallowed by robots.txt, %d refused as their robots.txt was unreachable\n",
 		f.FetchErrors, f.HTTPErrors, f.RobotsDisallowed, f.RobotsUnavailable)
+	if o.Retry.MaxRetries > 0 && !redis {
+		fmt.Fprintf(w, "  retries           %d failed attempts retried, %d URLs still failing after --max-retries %d, %d waiting for a retry\n",
+			f.Retried, f.RetriesExhausted, o.Retry.MaxRetries, s.Retrying)
+		fmt.Fprintf(w, "  slowed down       %d hosts after %d answers 429 or 503 (%d still slowed)\n", s.EverSlowed, s.Throttled, s.Slowed)
+	}
 	fmt.Fprintf(w, "  truncated         %d bodies cut at --max-body-size %d, %d by --fetch-timeout %v, %d by a disconnect\n",
 		f.TruncatedLength, o.Fetch.MaxBodySize, f.TruncatedTime, o.Fetch.FetchTimeout, f.TruncatedLost)
 	fmt.Fprintf(w, "  outlinks          %d pages cut at --max-outlinks %d, %d links dropped\n", f.OutlinksCapped, o.Fetch.MaxOutlinks, f.LinksDropped)
@@ -372,6 +384,12 @@ func (p *progress) line() string {
 		return fmt.Sprintf("%s shared: pages %d queued %d hosts %d in-flight %d", mine, s.Pages, s.Queued, s.Hosts, s.InFlight)
 	}
 	line := fmt.Sprintf("pages %d (%.1f/s) queued %d hosts %d in-flight %d errors %d", s.Pages, rate, s.Queued, s.Hosts, s.InFlight, errs)
+	if s.Retrying > 0 {
+		line += fmt.Sprintf(" retrying %d", s.Retrying)
+	}
+	if s.Slowed > 0 {
+		line += fmt.Sprintf(" slowed %d", s.Slowed)
+	}
 	if fs := s.Filter; fs.ExpectedURLs > 0 {
 		line += fmt.Sprintf(" filter fill %.2f%% est. FP %.2g", 100*fs.Fill, fs.FalsePositiveRate)
 		if fs.FalsePositiveRate > fs.Target {

@@ -38,11 +38,15 @@ const (
 )
 
 // hostileArgs are the only flags the requirement allows besides the
-// defaults: private addresses (the site is on loopback) and no delay.
+// defaults: private addresses (the site is on loopback) and no delay. The
+// requirement (issue #6) is about one attempt per URL, so retries (issue
+// 12, which came later) are off: with them every timeout of the drip and
+// the silent host would be waited for four times. crawl's
+// TestRetryBadInput covers retries of hostile hosts.
 func hostileArgs(t *testing.T, site *hostile.Site, dir string) (args []string, out string) {
 	out = filepath.Join(dir, "out")
 	seeds := writeSeeds(t, dir, site.Seeds())
-	return []string{"--seeds", seeds, "--out", out, "--allow-private", "--delay", "-1", "--progress-interval", "-1"}, out
+	return []string{"--seeds", seeds, "--out", out, "--allow-private", "--delay", "-1", "--progress-interval", "-1", "--max-retries", "-1"}, out
 }
 
 // TestCrawlHostile crawls the hostile web with default limits in a child
@@ -262,21 +266,21 @@ func TestCrawlLimitFlags(t *testing.T) {
 	code, stdout, stderr := runCrawler(t, context.Background(), "--seeds", seeds, "--out", out, "--allow-private", "--delay", "-1",
 		"--expected-urls", "10000", "--progress-interval", "-1",
 		"--deny", `/(drip|silent|endless|big|bomb)$`, "--deny", "^"+regexp.QuoteMeta(site.SlowRobots),
-		"--max-host-urls", "40", "--max-url-length", "300", "--max-outlinks", "100")
+		"--max-host-urls", "40", "--max-url-length", "300", "--max-outlinks", "100", "--retry-backoff", "10ms")
 	if code != 0 {
 		t.Fatalf("crawl exited %d:\n%s", code, stderr)
 	}
-	main := 0
+	mainURLs := map[string]bool{} // a URL retried has a line per attempt
 	for _, e := range readLog(t, filepath.Join(out, "crawl.log.jsonl")) {
 		if strings.HasPrefix(e.URL, site.Main+"/") {
-			main++
+			mainURLs[e.URL] = true
 		}
 		if len(e.URL) > 300 {
 			t.Errorf("%.60s...: %d bytes, above --max-url-length 300", e.URL, len(e.URL))
 		}
 	}
 	// Seeds are neither refused nor counted: the seed and a budget of 40.
-	if main != 41 {
+	if main := len(mainURLs); main != 41 {
 		t.Errorf("%d URLs of the main host logged, want 41 (the seed and a budget of 40)", main)
 	}
 	if n := summaryCount(stdout, "over --max-host-urls"); n < 1 {
