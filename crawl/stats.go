@@ -31,6 +31,11 @@ type Stats struct {
 	// CachedLinks counts the duplicates the frontier's link cache caught
 	// before resolving them (local mode).
 	CachedLinks uint64
+	// ExactChecks counts the filter's "maybe seen" answers checked against
+	// the fingerprints on disk, and FalsePositives those that were new
+	// URLs after all, queued instead of lost (Options.ExactDedup; this
+	// run).
+	ExactChecks, FalsePositives uint64
 	// Admission counts the discovered URLs refused before the seen-set,
 	// by reason (this process, this run).
 	Admission frontier.AdmissionStats
@@ -112,6 +117,7 @@ func (c *Crawler) Stats() Stats {
 		f := c.front.Stats()
 		s.Pages, s.Errors, s.Queued, s.Hosts, s.InFlight = f.Pages, f.Errors, f.Queued, f.Hosts, f.InFlight
 		s.New, s.Duplicates, s.CachedLinks = f.New, f.Duplicates, f.CachedLinks
+		s.ExactChecks, s.FalsePositives = f.ExactChecks, f.FalsePositives
 		s.Admission = frontier.AdmissionStats{Invalid: f.Invalid, TooDeep: f.TooDeep, TooManyRedirects: f.TooManyRedirects,
 			OutOfScope: f.OutOfScope, Filtered: f.Filtered, Limits: f.Limits}
 		s.Journal, s.Checkpoint = f.Journal, f.Checkpoint

@@ -67,6 +67,7 @@ func crawlFlags(fs *flag.FlagSet, c *crawlCommand) {
 	fs.BoolVar(&f.FollowNofollow, "follow-nofollow", false, `follow links marked rel="nofollow"`)
 	fs.Uint64Var(&o.ExpectedURLs, "expected-urls", crawl.DefaultExpectedURLs, "URLs the duplicate filter is sized for (fixed when the crawl starts)")
 	fs.Float64Var(&o.FalsePositiveRate, "fp-target", crawl.DefaultFalsePositiveRate, "false-positive rate the duplicate filter is sized for at --expected-urls; progress warns above it")
+	fs.BoolVar(&o.ExactDedup, "exact-dedup", false, "check every \"maybe seen\" answer of the duplicate filter against 64-bit fingerprints of the queued URLs kept in the crawl state, so that a false positive never drops a URL (local mode; fixed when the crawl starts; costs a disk lookup per duplicate link)")
 	durationVar(fs, &o.CheckpointInterval, "checkpoint-interval", crawl.DefaultCheckpointInterval, "how often the duplicate filter is snapshotted")
 	fs.BoolVar(&o.SyncWrites, "sync-writes", false, "fsync the crawl state after every batch of completed pages, so that after a crash of the machine (not only of the process) at most --concurrency fetches are repeated; slower: each page waits for a disk flush. Without it the state reaches the disk at every checkpoint and at the end")
 	durationVar(fs, &o.StopGrace, "stop-grace", crawl.DefaultStopGrace, "on SIGINT/SIGTERM, how long fetches under way may finish before they are cut (and repeated on resume) (-1: none)")
@@ -266,6 +267,9 @@ func printSummary(w io.Writer, cr *crawl.Crawler, interrupted bool) {
 	} else if s.Filter.ExpectedURLs > 0 {
 		fmt.Fprintf(w, "  duplicate filter  %.0f URLs, estimated false-positive rate %.3g (target %g at %d URLs)\n",
 			s.Filter.EstimatedURLs, s.Filter.FalsePositiveRate, o.FalsePositiveRate, o.ExpectedURLs)
+	}
+	if o.ExactDedup {
+		fmt.Fprintf(w, "  exact dedup       %d filter false positives caught and queued, of %d \"maybe seen\" answers checked on disk\n", s.FalsePositives, s.ExactChecks)
 	}
 	fmt.Fprintf(w, "  output            %s\n", o.Dir)
 }
