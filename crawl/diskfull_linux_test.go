@@ -48,16 +48,7 @@ func mountTmpfs(t *testing.T, size string) (dir string, resize func(size string)
 // must fetch every expected URL (at most the fetches under way at the
 // failure twice), with a crawl log and WARC files that read back whole.
 func TestDiskFull(t *testing.T) {
-	w, err := testweb.Start(testweb.Options{Seed: 7, Hosts: 6, Pages: 3000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	e, err := w.Expected(testweb.ExpectOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := e.Fetched()
+	w, want := startWeb(t, testweb.Options{Seed: 7, Hosts: 6, Pages: 3000})
 	const concurrency = 8
 
 	for _, tc := range []struct {

@@ -30,16 +30,7 @@ func crawlWeb(t *testing.T, w *testweb.Web, exact bool) ([]string, Stats) {
 // "maybe seen" answer is checked against the fingerprints on disk, and the
 // crawl fetches exactly the expected URLs, each once.
 func TestExactDedupCoverage(t *testing.T) {
-	w, err := testweb.Start(testweb.Options{Seed: 15, Hosts: 6, Pages: 1500})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	e, err := w.Expected(testweb.ExpectOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := e.Fetched()
+	w, want := startWeb(t, testweb.Options{Seed: 15, Hosts: 6, Pages: 1500})
 
 	lossy, s := crawlWeb(t, w, false)
 	if len(lossy) >= len(want) || s.FalsePositives != 0 {
@@ -62,3 +53,19 @@ func TestExactDedupCoverage(t *testing.T) {
 }
 
 func sampleOf(s []string) []string { return s[:min(len(s), 5)] }
+
+// startWeb serves a testweb web for the test and returns it with the URLs
+// a crawl of it with the default options fetches.
+func startWeb(t *testing.T, o testweb.Options) (*testweb.Web, []string) {
+	t.Helper()
+	w, err := testweb.Start(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Close)
+	e, err := w.Expected(testweb.ExpectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, e.Fetched()
+}

@@ -1,18 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 )
 
 // TestExactDedupKill9 crawls with a duplicate filter sized for 200 URLs
@@ -35,29 +29,7 @@ func TestExactDedupKill9(t *testing.T) {
 		"--concurrency", fmt.Sprint(concurrency), "--expected-urls", "200", "--fp-target", "0.1", "--checkpoint-interval", "100ms"}
 	logPath := filepath.Join(out, "crawl.log.jsonl")
 
-	kills := 0
-	for _, killAt := range []int{300, 1200} {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperCrawlChild$")
-		cmd.Env = append(os.Environ(), "LAYERCRAWL_CRAWL_CHILD="+strings.Join(args, "\x1f"))
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		deadline := time.Now().Add(60 * time.Second)
-		for time.Now().Before(deadline) && countLines(logPath) < killAt {
-			time.Sleep(5 * time.Millisecond)
-		}
-		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		err := cmd.Wait()
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-			t.Fatalf("child did not die by SIGKILL (crawl too fast?): %v\n%s", err, stderr.String())
-		}
-		kills++
-	}
+	kills := crawlKilled(t, args, logPath, 300, 1200)
 	code, stdout, stderr := runCrawler(t, context.Background(), args...)
 	if code != 0 {
 		t.Fatalf("resumed crawl exited %d:\n%s", code, stderr)
