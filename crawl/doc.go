@@ -62,6 +62,14 @@
 //   - The filter may take a new URL for a seen one (a false positive, at
 //     about FalsePositiveRate once ExpectedURLs are in it); that URL is
 //     then not fetched. Stats.Filter estimates the rate as the crawl goes.
+//     With Options.ExactDedup every "maybe seen" answer is checked
+//     against fingerprints of the queued URLs kept in the state, written
+//     with the queue, and no URL is lost (Stats.FalsePositives counts the
+//     rescued ones).
+//   - A full disk ends the crawl with an error matching syscall.ENOSPC
+//     and naming the path; the embedded store refuses writes while less
+//     than storage.Options.DiskReserve is free, so its state stays whole,
+//     and the crawl resumes once there is room.
 //
 // # Duplicate content
 //

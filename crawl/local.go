@@ -87,6 +87,7 @@ func (c *Crawler) openLocal() error {
 		Politeness: o.Politeness,
 		MaxPages:   o.MaxPages,
 		Now:        o.Now,
+		ExactDedup: o.ExactDedup,
 	})
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)
@@ -215,6 +216,10 @@ func (c *Crawler) startCheckpoints(aux *auxTasks, stopWorkers context.CancelCaus
 // replay is long; otherwise it only makes the log, archive and store
 // durable.
 func (c *Crawler) finalCheckpoint() error {
+	if c.opts.ExactDedup {
+		s := c.front.Stats()
+		c.opts.Logger.Info("exact dedup", "false_positives_caught", s.FalsePositives, "checks", s.ExactChecks)
+	}
 	if _, ok := c.seen.(Snapshotter); ok && c.front.Stats().Journal > finalCheckpointJournal {
 		if err := c.checkpoint(context.Background()); err != nil { // saves the near-duplicate index too
 			return fmt.Errorf("crawl: final checkpoint: %w", err)

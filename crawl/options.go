@@ -104,6 +104,13 @@ type Options struct {
 	// ExpectedURLs: the share of new URLs wrongly taken for seen and
 	// skipped. Default DefaultFalsePositiveRate (1e-3).
 	FalsePositiveRate float64
+	// ExactDedup checks every "maybe seen" answer of the duplicate filter
+	// against an on-disk set of 64-bit fingerprints of the queued URLs,
+	// kept in the state's store and written in the batch that queues each
+	// URL, so that a false positive of the filter never drops a URL
+	// (Stats.FalsePositives counts those it caught). Local mode only;
+	// fixed when a crawl starts. Default off.
+	ExactDedup bool
 
 	// CheckpointInterval is how often the seen-set is snapshotted and the
 	// journal of its inserts trimmed; default 30s. The interval runs from
@@ -324,6 +331,8 @@ func (o *Options) Validate() error {
 			return invalid("Redis.Worker %q: only letters, digits, '-', '_' and '.' go into file names", r.Worker)
 		case o.Seen != nil || o.Store != nil || o.Payloads != nil:
 			return invalid("Seen, Store and Payloads are local-mode options: in Redis mode they are in Redis")
+		case o.ExactDedup:
+			return invalid("ExactDedup is a local-mode option: the Redis frontier keeps no fingerprints")
 		case r.Lease <= o.Fetch.FetchTimeout:
 			// An entry whose fetch runs to its timeout must still be
 			// done before the lease ends, or it is fetched twice.

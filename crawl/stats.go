@@ -40,6 +40,11 @@ type Stats struct {
 	// CachedLinks counts the duplicates the frontier's link cache caught
 	// before resolving them (local mode).
 	CachedLinks uint64
+	// ExactChecks counts the filter's "maybe seen" answers checked against
+	// the fingerprints on disk, and FalsePositives those that were new
+	// URLs after all, queued instead of lost (Options.ExactDedup; this
+	// run).
+	ExactChecks, FalsePositives uint64
 	// Admission counts the discovered URLs refused before the seen-set,
 	// by reason (this process, this run).
 	Admission frontier.AdmissionStats
@@ -139,6 +144,7 @@ func (c *Crawler) Stats() Stats {
 		s.Retrying = f.Retrying
 		s.Slowed, s.EverSlowed, s.Throttled = f.Slowed, f.EverSlowed, f.Throttled
 		s.New, s.Duplicates, s.CachedLinks = f.New, f.Duplicates, f.CachedLinks
+		s.ExactChecks, s.FalsePositives = f.ExactChecks, f.FalsePositives
 		s.Admission = frontier.AdmissionStats{Invalid: f.Invalid, TooDeep: f.TooDeep, TooManyRedirects: f.TooManyRedirects,
 			OutOfScope: f.OutOfScope, Filtered: f.Filtered, Limits: f.Limits}
 		s.Journal, s.Checkpoint = f.Journal, f.Checkpoint

@@ -32,6 +32,8 @@ func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
 //	s/<hostname>                    seed host name (scope); value empty
 //	d/<domain>                      seed registrable domain (scope); value empty
 //	m/state                         counters (encodeState)
+//	m/exact                         present when Options.ExactDedup is on; value empty
+//	f/<fingerprint:8 big-endian>    Options.ExactDedup: a queued URL's fingerprint; value empty
 const (
 	prefixQueue   = "q/"
 	prefixHost    = "h/"

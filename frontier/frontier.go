@@ -168,6 +168,12 @@ type Stats struct {
 	TooManyRedirects uint64     // redirect targets rejected by MaxRedirects
 	Invalid          uint64     // references that did not resolve or normalize
 	Limits           LimitStats // refused by Options.Limits
+
+	// With Options.ExactDedup: the seen-set's "maybe seen" answers
+	// checked against the fingerprints on disk, and those the fingerprints
+	// showed to be new URLs (the filter's false positives, queued rather
+	// than lost). This run only.
+	ExactChecks, FalsePositives uint64
 }
 
 // Frontier is the crawl frontier. See the package documentation.
@@ -184,6 +190,7 @@ type Frontier struct {
 
 	adm   *Admission // scope, Allow/Deny, depth, redirects and trap limits, with their counters
 	links *linkCache // raw links known to be in the seen-set
+	exact *exactSet  // Options.ExactDedup; nil without
 
 	mu       sync.Mutex // protects the fields below
 	st       state
@@ -239,6 +246,7 @@ type op struct {
 	retry     *Entry // done's retry record, nil if none
 	adds      []Entry
 	seeds     []string // host names and domains, prefixed
+	fps       []uint64 // fingerprints of adds (Options.ExactDedup)
 	err       error
 	ch        chan struct{}
 	committed bool
@@ -271,6 +279,9 @@ func Open(ctx context.Context, opts Options) (*Frontier, error) {
 	}
 	if st != nil {
 		f.st = *st
+	}
+	if err := f.openExact(st != nil); err != nil {
+		return nil, err
 	}
 	if err := f.load(ctx); err != nil {
 		return nil, err
@@ -444,12 +455,22 @@ func (f *Frontier) consider(ctx context.Context, o *op, c Candidate, r Refusal) 
 	if err != nil {
 		return false, fmt.Errorf("frontier: seen-set: %w", err)
 	}
+	var fp uint64
+	if f.exact != nil {
+		fp = fingerprint(c.URL)
+		if seen, err = f.exact.check(fp, seen); err != nil {
+			return false, fmt.Errorf("frontier: exact dedup: %w", err)
+		}
+	}
 	if seen {
 		f.cDup.Add(1)
 		return true, nil
 	}
 	f.adm.Added(c)
 	o.adds = append(o.adds, c.entry())
+	if f.exact != nil {
+		o.fps = append(o.fps, fp)
+	}
 	return true, nil
 }
 
@@ -913,8 +934,16 @@ func (f *Frontier) commit(o *op) error {
 				return err
 			}
 		}
+		if f.exact != nil {
+			if err := f.exact.write(w, ops); err != nil {
+				return err
+			}
+		}
 		return w.Set([]byte(keyState), encodeState(&st))
 	})
+	if err == nil && f.exact != nil {
+		f.exact.committed(ops)
+	}
 
 	f.mu.Lock()
 	if err != nil {
@@ -1137,6 +1166,10 @@ func (f *Frontier) Stats() Stats {
 	s.EverSlowed = f.cSlowed.Load()
 	s.Duplicates = f.cDup.Load()
 	s.CachedLinks = f.cCached.Load()
+	if f.exact != nil {
+		s.ExactChecks = f.exact.checks.Load()
+		s.FalsePositives = f.exact.caught.Load()
+	}
 	a := f.adm.Stats()
 	s.OutOfScope = a.OutOfScope
 	s.Filtered = a.Filtered

@@ -219,6 +219,12 @@ type Options struct {
 	MemoryWindow int
 	// Now returns the current time; default time.Now.
 	Now func() time.Time
+	// ExactDedup checks every "maybe seen" answer of Seen against a set
+	// of 64-bit fingerprints of the queued URLs, kept in Store, so that a
+	// false positive of the filter never drops a URL. It is fixed when a
+	// crawl starts: resuming with it a crawl begun without it is an
+	// error; resuming without it ends it for good. Default off.
+	ExactDedup bool
 }
 
 // EnsureDefaults fills in the zero fields with their defaults.

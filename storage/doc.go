@@ -14,6 +14,11 @@
 // the store reopens at a prefix of the acknowledged batches. A flush per
 // batch took most of a fast crawl's time (issue #5).
 //
+// Write refuses a batch, writing nothing, when the store's file system has
+// less than Options.DiskReserve free (ErrDiskFull, which matches
+// syscall.ENOSPC): pebble takes a failed log write for fatal and exits the
+// process, so the store stops before the disk is full and stays whole.
+//
 // The engine is pebble (github.com/cockroachdb/pebble), chosen over bbolt
 // (go.etcd.io/bbolt) by replaying the frontier's workload on both (per-host
 // FIFO queues q/<host>\x00<seq>, a journal, per-host counters; synced batches

@@ -69,6 +69,12 @@ type Options struct {
 	// the batches that reached the disk, a prefix of those written, each
 	// whole or absent. Default false: every Write is synced.
 	DeferSync bool
+	// DiskReserve is the free space in bytes that Write leaves on the
+	// store's file system: a Write that finds less fails with ErrDiskFull
+	// (matching syscall.ENOSPC) and the store stays whole and open, where
+	// a write reaching a full disk would make the engine stop the process.
+	// Default 3 × MemTableSize + 1 MiB (13 MiB); negative: no check.
+	DiskReserve int64
 
 	// engine selects the engine; nil means pebble. Only the tests and
 	// benchmarks that compare engines set it.
@@ -85,6 +91,9 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.MemTableSize == 0 {
 		o.MemTableSize = 4 << 20
+	}
+	if o.DiskReserve == 0 {
+		o.DiskReserve = defaultDiskReserve(o.MemTableSize)
 	}
 	if o.engine == nil {
 		o.engine = openPebble
@@ -120,6 +129,7 @@ type Store struct {
 	eng    engine
 	closed bool
 	dir    string
+	guard  diskGuard
 }
 
 // Open opens the store in dir, creating it when dir does not exist or is
@@ -144,7 +154,10 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{eng: eng, dir: dir}
+	s := &Store{eng: eng, dir: dir, guard: diskGuard{fs: opts.fs, dir: dir, reserve: opts.DiskReserve}}
+	if s.guard.fs == nil {
+		s.guard.fs = vfs.Default
+	}
 	if err := s.checkFormat(); err != nil {
 		eng.close()
 		return nil, err
@@ -217,6 +230,8 @@ func (s *Store) Get(key []byte) ([]byte, error) {
 // syncs it to stable storage before returning: after Write returns nil, a
 // crash (even of the machine) keeps all of them; before, it keeps none. If
 // fn returns an error nothing is written and that error is returned as is.
+// On a file system with less than Options.DiskReserve free, Write writes
+// nothing and returns an error matching ErrDiskFull.
 // With Options.DeferSync, a returned batch survives a crash of the process,
 // and of the machine once Sync has returned.
 func (s *Store) Write(fn func(w Writer) error) error {
@@ -224,6 +239,9 @@ func (s *Store) Write(fn func(w Writer) error) error {
 	defer s.mu.RUnlock()
 	if s.closed {
 		return ErrClosed
+	}
+	if err := s.guard.check(); err != nil {
+		return err
 	}
 	return s.eng.write(func(w Writer) error { return fn(prefixWriter{w}) })
 }

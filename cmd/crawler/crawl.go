@@ -81,6 +81,7 @@ func crawlFlags(fs *flag.FlagSet, c *crawlCommand) {
 	durationVar(fs, &r.MaxRetryAfter, "max-retry-after", crawl.DefaultMaxRetryAfter, "cap on the wait a response's Retry-After asks for (-1: no cap)")
 	fs.Uint64Var(&o.ExpectedURLs, "expected-urls", crawl.DefaultExpectedURLs, "URLs the duplicate filter is sized for (fixed when the crawl starts): with --fp-target it sets the filter's memory, about 15.7 bits per URL at 0.1% (20 MB per 10M URLs), 1.09x a classic Bloom filter; past it the false-positive rate climbs")
 	fs.Float64Var(&o.FalsePositiveRate, "fp-target", crawl.DefaultFalsePositiveRate, "false-positive rate the duplicate filter is sized for at --expected-urls: the share of new URLs taken for seen and skipped, measured within a few percent of it; it also sets the hashes per layer (8 at 0.1%); progress warns above it")
+	fs.BoolVar(&o.ExactDedup, "exact-dedup", false, "check every \"maybe seen\" answer of the duplicate filter against 64-bit fingerprints of the queued URLs kept in the crawl state, so that a false positive never drops a URL (local mode; fixed when the crawl starts; costs a disk lookup per duplicate link)")
 	durationVar(fs, &o.CheckpointInterval, "checkpoint-interval", crawl.DefaultCheckpointInterval, "how often the duplicate filter is snapshotted")
 	fs.BoolVar(&o.SyncWrites, "sync-writes", false, "fsync the crawl state after every batch of completed pages, so that after a crash of the machine (not only of the process) at most --concurrency fetches are repeated; slower: each page waits for a disk flush. Without it the state reaches the disk at every checkpoint and at the end")
 	durationVar(fs, &o.StopGrace, "stop-grace", crawl.DefaultStopGrace, "on SIGINT/SIGTERM, how long fetches under way may finish before they are cut (and repeated on resume) (-1: none)")
@@ -322,6 +323,9 @@ func printSummary(w io.Writer, cr *crawl.Crawler, interrupted bool) {
 	} else if s.Filter.ExpectedURLs > 0 {
 		fmt.Fprintf(w, "  duplicate filter  %.0f URLs, estimated false-positive rate %.3g (target %g at %d URLs)\n",
 			s.Filter.EstimatedURLs, s.Filter.FalsePositiveRate, o.FalsePositiveRate, o.ExpectedURLs)
+	}
+	if o.ExactDedup {
+		fmt.Fprintf(w, "  exact dedup       %d filter false positives caught and queued, of %d \"maybe seen\" answers checked on disk\n", s.FalsePositives, s.ExactChecks)
 	}
 	fmt.Fprintf(w, "  output            %s\n", o.Dir)
 }

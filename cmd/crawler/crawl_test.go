@@ -217,32 +217,7 @@ func TestCrawlKill9(t *testing.T) {
 		"--concurrency", fmt.Sprint(concurrency), "--expected-urls", "100000", "--checkpoint-interval", "100ms"}
 	logPath := filepath.Join(out, "crawl.log.jsonl")
 
-	kills := 0
-	for _, killAt := range []int{300, 1200} {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperCrawlChild$")
-		cmd.Env = append(os.Environ(), "LAYERCRAWL_CRAWL_CHILD="+strings.Join(args, "\x1f"))
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		deadline := time.Now().Add(60 * time.Second)
-		for time.Now().Before(deadline) {
-			if n := countLines(logPath); n >= killAt {
-				break
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		err := cmd.Wait()
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-			t.Fatalf("child did not die by SIGKILL (crawl too fast?): %v\n%s", err, stderr.String())
-		}
-		kills++
-	}
+	kills := crawlKilled(t, args, logPath, 300, 1200)
 	code, _, stderr := runCrawler(t, context.Background(), args...)
 	if code != 0 {
 		t.Fatalf("resumed crawl exited %d:\n%s", code, stderr)
@@ -265,6 +240,35 @@ func TestCrawlKill9(t *testing.T) {
 	}
 	checkServed(t, hosts, wantFetched, kills*concurrency, kills+1)
 	checkWARC(t, out, entries, kills*concurrency, true)
+}
+
+// crawlKilled runs the crawl of args in a child process once per killAt,
+// killing it with SIGKILL once its log has that many lines, and returns
+// the number of kills.
+func crawlKilled(t *testing.T, args []string, logPath string, killAt ...int) int {
+	t.Helper()
+	for _, n := range killAt {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperCrawlChild$")
+		cmd.Env = append(os.Environ(), "LAYERCRAWL_CRAWL_CHILD="+strings.Join(args, "\x1f"))
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(60 * time.Second)
+		for time.Now().Before(deadline) && countLines(logPath) < n {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		err := cmd.Wait()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+			t.Fatalf("child did not die by SIGKILL (crawl too fast?): %v\n%s", err, stderr.String())
+		}
+	}
+	return len(killAt)
 }
 
 // TestHelperCrawlChild is the crawl subprocess of TestCrawlKill9.

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"github.com/layercrawl/layercrawl/internal/testsite"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestExactDedupKill9 crawls with a duplicate filter sized for 200 URLs
+// (saturated: nearly every new URL is a false positive) and --exact-dedup,
+// kills the crawl with SIGKILL twice and resumes it: the union of the logs
+// must still be exactly the site, with only the fetches in flight at the
+// kills repeated. The fingerprints are written in the batch that queues
+// their URLs, so the kill cannot separate them from the queue.
+func TestExactDedupKill9(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kill -9 test skipped in -short mode")
+	}
+	site, hosts := testsite.Start(t, 2000)
+	wantFetched, _ := site.Expected()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	seeds := writeSeeds(t, dir, site.Roots())
+	const concurrency = 4
+	args := []string{"--seeds", seeds, "--out", out, "--delay", "-1", "--allow-private", "--exact-dedup",
+		"--concurrency", fmt.Sprint(concurrency), "--expected-urls", "200", "--fp-target", "0.1", "--checkpoint-interval", "100ms"}
+	logPath := filepath.Join(out, "crawl.log.jsonl")
+
+	kills := crawlKilled(t, args, logPath, 300, 1200)
+	code, stdout, stderr := runCrawler(t, context.Background(), args...)
+	if code != 0 {
+		t.Fatalf("resumed crawl exited %d:\n%s", code, stderr)
+	}
+	if !strings.Contains(stdout+stderr, "exact dedup") {
+		t.Errorf("summary has no exact dedup line:\n%s%s", stdout, stderr)
+	}
+	entries := readLog(t, logPath)
+	fetched, _ := splitLog(entries)
+	all := slices.Compact(slices.Clone(fetched))
+	if !slices.Equal(all, wantFetched) {
+		t.Errorf("union of logs: %d URLs, want %d; missing %v; unexpected %v",
+			len(all), len(wantFetched), sample(missing(wantFetched, all)), sample(missing(all, wantFetched)))
+	}
+	if d := dupes(fetched); len(d) > kills*concurrency {
+		t.Errorf("%d URLs fetched twice, want at most %d (in flight at %d kills): %v", len(d), kills*concurrency, kills, sample(d))
+	}
+	checkServed(t, hosts, wantFetched, kills*concurrency, kills+1)
+}

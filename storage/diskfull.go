@@ -1,0 +1,50 @@
+package storage
+
+import (
+	"fmt"
+	"syscall"
+
+	"github.com/cockroachdb/pebble/vfs"
+)
+
+// ErrDiskFull is returned (wrapped, with the directory) by Store.Write
+// when the file system holding the store has less free space than
+// Options.DiskReserve. It matches syscall.ENOSPC too, like the file
+// writes that a full disk fails.
+var ErrDiskFull = fmt.Errorf("storage: disk full: %w", syscall.ENOSPC)
+
+// defaultDiskReserve is Options.DiskReserve's default for a memtable of
+// memTable bytes: room to flush it and a second one being filled (a
+// table file is at most about its memtable's size), to write the
+// write-ahead log of the batch that arrives meanwhile, and a MiB of slack.
+func defaultDiskReserve(memTable int64) int64 { return 3*memTable + 1<<20 }
+
+// diskGuard refuses writes once the store's file system is nearly full.
+// pebble treats a failed write-ahead log write as fatal (db.go: "fatal
+// commit error", Logger.Fatalf, which exits the process), so a store
+// that let a write reach a full disk would kill the crawl with no chance
+// to stop cleanly; refusing the write first leaves the store whole and
+// open, ready to be closed and resumed once there is room. A concurrent
+// writer to the same file system (the crawl's WARC files, for one) can
+// still take the reserve between the check and the write; the reserve is
+// sized so that it takes more than a few records.
+type diskGuard struct {
+	fs      vfs.FS
+	dir     string
+	reserve int64 // bytes; negative: no check
+}
+
+func (g diskGuard) check() error {
+	if g.reserve < 0 {
+		return nil
+	}
+	u, err := g.fs.GetDiskUsage(g.dir)
+	if err != nil {
+		return fmt.Errorf("storage: %s: free space: %w", g.dir, err)
+	}
+	if u.AvailBytes < uint64(g.reserve) {
+		return fmt.Errorf("storage: write %s: %w (%d bytes free, below the %d bytes the store keeps in reserve for its log and flushes)",
+			g.dir, ErrDiskFull, u.AvailBytes, g.reserve)
+	}
+	return nil
+}
