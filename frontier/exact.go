@@ -73,13 +73,21 @@ func fingerprintKey(fp uint64) []byte {
 	return binary.BigEndian.AppendUint64([]byte(prefixFingerprint), fp)
 }
 
-// check decides whether the URL of fingerprint fp is seen, given the
-// seen-set's answer maybe. A URL it reports new is pending until
-// committed (or forever, if the frontier breaks first).
-func (x *exactSet) check(fp uint64, maybe bool) (seen bool, err error) {
+// lock locks fp's stripe and returns its unlock: the caller holds it
+// across its seen-set insert and check, so that the order of the inserts
+// of one URL is the order of its checks.
+func (x *exactSet) lock(fp uint64) (unlock func()) {
 	s := &x.stripes[fp%exactStripes]
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	return s.mu.Unlock
+}
+
+// check decides whether the URL of fingerprint fp is seen, given the
+// seen-set's answer maybe. The caller holds fp's stripe (lock). A URL it
+// reports new is pending until committed (or forever, if the frontier
+// breaks first).
+func (x *exactSet) check(fp uint64, maybe bool) (seen bool, err error) {
+	s := &x.stripes[fp%exactStripes]
 	if _, ok := s.pending[fp]; ok {
 		return true, nil
 	}

@@ -451,13 +451,22 @@ func (f *Frontier) consider(ctx context.Context, o *op, c Candidate, r Refusal) 
 	if r != Admitted {
 		return false, nil
 	}
+	var fp uint64
+	if f.exact != nil {
+		// The seen-set's answer and the fingerprint check happen under
+		// one lock of the fingerprint's stripe: otherwise the worker
+		// whose insert made the filter answer "maybe seen" to another
+		// could check after that other one committed the URL as a caught
+		// false positive, and queue it a second time.
+		fp = fingerprint(c.URL)
+		unlock := f.exact.lock(fp)
+		defer unlock()
+	}
 	seen, err := f.opts.Seen.TestAndAdd(ctx, c.Segments)
 	if err != nil {
 		return false, fmt.Errorf("frontier: seen-set: %w", err)
 	}
-	var fp uint64
 	if f.exact != nil {
-		fp = fingerprint(c.URL)
 		if seen, err = f.exact.check(fp, seen); err != nil {
 			return false, fmt.Errorf("frontier: exact dedup: %w", err)
 		}
