@@ -82,7 +82,13 @@ func (m *monitoredCrawl) status(t *testing.T) monitor.Status {
 
 func TestStatusAddr(t *testing.T) {
 	m := startMonitoredCrawl(t, 60, "100ms")
+	// The status server answers from its first sample, which may come
+	// before Run has set the start time.
 	st := m.status(t)
+	for deadline := time.Now().Add(10 * time.Second); st.Started.IsZero() && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+		st = m.status(t)
+	}
 	if st.Mode != "local" || st.Started.IsZero() {
 		t.Errorf("status: mode %q started %v", st.Mode, st.Started)
 	}
