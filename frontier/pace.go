@@ -24,7 +24,10 @@ func (o *PolitenessOptions) AdaptiveDelay(throttle time.Duration, out Outcome) (
 	if o.MaxDelay < 0 {
 		return delay, 0
 	}
-	if o.DelayFactor > 0 && out.Elapsed > 0 {
+	// Delay negative asks for no delay between requests: the response-time
+	// factor, a delay of the crawler's own choosing, is off with it (a
+	// server's 429 or 503 still slows its host down).
+	if o.DelayFactor > 0 && o.Delay >= 0 && out.Elapsed > 0 {
 		adaptive := time.Duration(min(o.DelayFactor*float64(out.Elapsed), float64(o.MaxDelay)))
 		delay = max(delay, adaptive)
 	}

@@ -17,6 +17,7 @@ func TestAdaptiveDelay(t *testing.T) {
 		delay, after time.Duration
 	}{
 		{"fast host: Delay", o, 0, Outcome{Elapsed: 10 * ms}, time.Second, 0},
+		{"no delay: no factor", PolitenessOptions{Delay: -1, MaxCrawlDelay: 30 * time.Second, DelayFactor: 2, MaxDelay: time.Minute}, 0, Outcome{Elapsed: 2 * time.Second}, 0, 0},
 		{"slow host: factor", o, 0, Outcome{Elapsed: 2 * time.Second}, 4 * time.Second, 0},
 		{"factor capped", o, 0, Outcome{Elapsed: time.Hour}, time.Minute, 0},
 		{"Crawl-delay wins", o, 0, Outcome{Elapsed: time.Second, CrawlDelay: 5 * time.Second}, 5 * time.Second, 0},
