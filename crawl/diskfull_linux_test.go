@@ -48,7 +48,8 @@ func mountTmpfs(t *testing.T, size string) (dir string, resize func(size string)
 // must fetch every expected URL (at most the fetches under way at the
 // failure twice), with a crawl log and WARC files that read back whole.
 func TestDiskFull(t *testing.T) {
-	w, want := startExactWeb(t, testweb.Options{Seed: 7, Hosts: 6, Pages: 3000})
+	w, expect := startWeb(t, testweb.Options{Seed: 7, Hosts: 6, Pages: 3000}, testweb.ExpectOptions{})
+	want := expect.Fetched()
 	const concurrency = 8
 
 	for _, tc := range []struct {

@@ -1,8 +1,6 @@
 package crawl
 
 import (
-	"context"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -14,23 +12,19 @@ import (
 // answers "maybe seen" for most new URLs) and returns the fetched URLs.
 func crawlExactWeb(t *testing.T, w *testweb.Web, exact bool) ([]string, Stats) {
 	t.Helper()
-	dir := t.TempDir()
-	o := Options{Seeds: w.Seeds(), Dir: dir, Concurrency: 8, ExpectedURLs: 200, FalsePositiveRate: 0.1, ExactDedup: exact}
-	o.Politeness.Delay = -1
-	o.Fetch.AllowPrivate = true
-	o.Fetch.Resolver = w.Resolver()
-	c, err := run(t, context.Background(), o)
-	if err != nil {
-		t.Fatalf("Run: %v", err)
-	}
-	return fetchedURLs(readLog(t, filepath.Join(dir, "crawl.log.jsonl"))), c.Stats()
+	entries, c, _ := crawlWeb(t, w, func(o *Options) {
+		o.ExpectedURLs, o.FalsePositiveRate, o.ExactDedup = 200, 0.1, exact
+		o.Admission.MaxDepth = 0 // the default depth limit, as these tests were written
+	})
+	return fetchedURLs(entries), c.Stats()
 }
 
 // A saturated filter drops most of a testweb crawl; with ExactDedup every
 // "maybe seen" answer is checked against the fingerprints on disk, and the
 // crawl fetches exactly the expected URLs, each once.
 func TestExactDedupCoverage(t *testing.T) {
-	w, want := startExactWeb(t, testweb.Options{Seed: 15, Hosts: 6, Pages: 1500})
+	w, expect := startWeb(t, testweb.Options{Seed: 15, Hosts: 6, Pages: 1500}, testweb.ExpectOptions{})
+	want := expect.Fetched()
 
 	lossy, s := crawlExactWeb(t, w, false)
 	if len(lossy) >= len(want) || s.FalsePositives != 0 {
@@ -53,19 +47,3 @@ func TestExactDedupCoverage(t *testing.T) {
 }
 
 func sampleOf(s []string) []string { return s[:min(len(s), 5)] }
-
-// startExactWeb serves a testweb web for the test and returns it with the URLs
-// a crawl of it with the default options fetches.
-func startExactWeb(t *testing.T, o testweb.Options) (*testweb.Web, []string) {
-	t.Helper()
-	w, err := testweb.Start(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Close)
-	e, err := w.Expected(testweb.ExpectOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w, e.Fetched()
-}
