@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/zeebo/xxh3"
 	"golang.org/x/net/html"
@@ -16,71 +17,152 @@ import (
 // elements, and outside comments, with every run of white space
 // collapsed to one space and none at either end. Markup errors are
 // tolerated as browsers tolerate them (the HTML5 tokenizer).
+//
+// A caller that tokenizes the page anyway (a crawler extracting its
+// links) can build the same text in that pass with a TextBuilder.
 func VisibleText(doc []byte) string {
+	var t TextBuilder
+	t.Grow(len(doc) / 4)
+	tokenize(doc, &t)
+	return t.String()
+}
+
+// tokenSink is what TextBuilder and Shingler take from a tokenizer.
+type tokenSink interface {
+	StartTag(name []byte, selfClosing bool)
+	EndTag(name []byte)
+	Text(text []byte)
+	Hidden() bool
+}
+
+// tokenize feeds the tokens of doc, as x/net/html's Tokenizer reads them,
+// to sink.
+func tokenize(doc []byte, sink tokenSink) {
 	z := html.NewTokenizer(bytes.NewReader(doc))
-	var b strings.Builder
-	b.Grow(len(doc) / 4)
-	skip := 0 // depth inside elements whose content is not shown
-	space := true
 	for {
 		switch z.Next() {
 		case html.ErrorToken:
-			return strings.TrimRight(b.String(), " ")
+			return
 		case html.StartTagToken:
 			name, _ := z.TagName()
-			if hidden(name) {
-				skip++
-			} else if skip == 0 && block(name) && !space {
-				b.WriteByte(' ')
-				space = true
-			}
+			sink.StartTag(name, false)
 		case html.SelfClosingTagToken:
-			if name, _ := z.TagName(); skip == 0 && block(name) && !space {
-				b.WriteByte(' ')
-				space = true
-			}
+			name, _ := z.TagName()
+			sink.StartTag(name, true)
 		case html.EndTagToken:
 			name, _ := z.TagName()
-			if hidden(name) && skip > 0 {
-				skip--
-			} else if skip == 0 && block(name) && !space {
-				b.WriteByte(' ')
-				space = true
-			}
+			sink.EndTag(name)
 		case html.TextToken:
-			if skip > 0 {
-				continue
-			}
-			text := z.Text()
-			for i := 0; i < len(text); {
-				c := text[i]
-				if c < utf8.RuneSelf {
-					i++
-					if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' {
-						if !space {
-							b.WriteByte(' ')
-							space = true
-						}
-						continue
-					}
-					b.WriteByte(c)
-					space = false
-					continue
-				}
-				r, size := utf8.DecodeRune(text[i:])
-				i += size
-				if unicode.IsSpace(r) || r == utf8.RuneError {
-					if !space {
-						b.WriteByte(' ')
-						space = true
-					}
-					continue
-				}
-				b.WriteRune(r)
-				space = false
+			if !sink.Hidden() {
+				sink.Text(z.Text())
 			}
 		}
 	}
+}
+
+// A TextBuilder assembles VisibleText from a document's tokens in
+// document order, for callers that tokenize the HTML themselves: tag
+// names lower-cased, text with its character references decoded (what
+// x/net/html's Tokenizer returns). The zero value is ready to use.
+type TextBuilder struct {
+	visibility
+	b     []byte
+	space bool // b ends in a space, or is empty
+}
+
+// Grow reserves room for n more bytes of text.
+func (t *TextBuilder) Grow(n int) { t.b = slices.Grow(t.b, n) }
+
+// StartTag notes a start tag; selfClosing for "<name/>", which opens
+// nothing.
+func (t *TextBuilder) StartTag(name []byte, selfClosing bool) {
+	if t.start(name, selfClosing) {
+		t.sep()
+	}
+}
+
+// EndTag notes an end tag.
+func (t *TextBuilder) EndTag(name []byte) {
+	if t.end(name) {
+		t.sep()
+	}
+}
+
+func (t *TextBuilder) sep() {
+	if !t.space && len(t.b) > 0 {
+		t.b = append(t.b, ' ')
+		t.space = true
+	}
+}
+
+// visibility follows which elements a document's text is in: those whose
+// content is not shown (hidden), and those that separate words (block).
+type visibility struct {
+	skip int // depth inside elements whose content is not shown
+}
+
+// Hidden reports whether text now would not be shown: the caller may skip
+// decoding it.
+func (v *visibility) Hidden() bool { return v.skip > 0 }
+
+// start notes a start tag and reports whether it separates words.
+func (v *visibility) start(name []byte, selfClosing bool) bool {
+	if !selfClosing && hidden(name) {
+		v.skip++
+		return false
+	}
+	return v.skip == 0 && block(name)
+}
+
+// end notes an end tag and reports whether it separates words.
+func (v *visibility) end(name []byte) bool {
+	if hidden(name) && v.skip > 0 {
+		v.skip--
+		return false
+	}
+	return v.skip == 0 && block(name)
+}
+
+// Text adds character data, unless it is inside a hidden element.
+func (t *TextBuilder) Text(text []byte) {
+	if t.skip > 0 {
+		return
+	}
+	if len(t.b) == 0 {
+		t.space = true
+	}
+	for i := 0; i < len(text); {
+		c := text[i]
+		if c < utf8.RuneSelf {
+			i++
+			if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' {
+				if !t.space {
+					t.b = append(t.b, ' ')
+					t.space = true
+				}
+				continue
+			}
+			t.b = append(t.b, c)
+			t.space = false
+			continue
+		}
+		r, size := utf8.DecodeRune(text[i:])
+		i += size
+		if unicode.IsSpace(r) || r == utf8.RuneError {
+			if !t.space {
+				t.b = append(t.b, ' ')
+				t.space = true
+			}
+			continue
+		}
+		t.b = append(t.b, text[i-size:i]...)
+		t.space = false
+	}
+}
+
+// String returns the text so far, without a trailing space.
+func (t *TextBuilder) String() string {
+	return string(bytes.TrimRight(t.b, " "))
 }
 
 // hidden reports whether an element's content is not shown as text.
@@ -128,10 +210,18 @@ func Shingles(text string, w int) []uint64 {
 // ShingleHashes returns the hashes of Shingles in text order, repeats
 // included: what Sliced and MinHash need, without the sort.
 func ShingleHashes(text string, w int) []uint64 {
+	var h wordHasher
+	h.out = make([]uint64, 0, len(text)/6)
+	h.feed(text)
+	h.flush()
+	return shingle(h.out, w)
+}
+
+// shingle turns word hashes into w-word shingle hashes, in place.
+func shingle(hashes []uint64, w int) []uint64 {
 	if w <= 0 {
 		w = DefaultShingleWords
 	}
-	hashes := wordHashes(text)
 	if len(hashes) == 0 {
 		return nil
 	}
@@ -149,24 +239,38 @@ func ShingleHashes(text string, w int) []uint64 {
 // wordHashes returns the XXH3 of every word of text, as Words splits and
 // lower-cases it, without building the words.
 func wordHashes(text string) []uint64 {
-	out := make([]uint64, 0, len(text)/6)
-	var buf []byte
-	flush := func() {
-		if len(buf) > 0 {
-			out = append(out, xxh3.Hash(buf))
-			buf = buf[:0]
-		}
+	var h wordHasher
+	h.feed(text)
+	h.flush()
+	return h.out
+}
+
+// wordHasher hashes the words of a text given in pieces: a word may run
+// on from one piece into the next, as "a<b>b</b>" is one word.
+type wordHasher struct {
+	buf []byte   // the current word, lower-cased
+	out []uint64 // the XXH3 of each word ended so far
+}
+
+// flush ends the current word.
+func (h *wordHasher) flush() {
+	if len(h.buf) > 0 {
+		h.out = append(h.out, xxh3.Hash(h.buf))
+		h.buf = h.buf[:0]
 	}
+}
+
+func (h *wordHasher) feed(text string) {
 	for i := 0; i < len(text); {
 		c := text[i]
 		if c < utf8.RuneSelf {
 			switch {
 			case 'a' <= c && c <= 'z' || '0' <= c && c <= '9':
-				buf = append(buf, c)
+				h.buf = append(h.buf, c)
 			case 'A' <= c && c <= 'Z':
-				buf = append(buf, c+'a'-'A')
+				h.buf = append(h.buf, c+'a'-'A')
 			default:
-				flush()
+				h.flush()
 			}
 			i++
 			continue
@@ -174,13 +278,56 @@ func wordHashes(text string) []uint64 {
 		r, size := utf8.DecodeRuneInString(text[i:])
 		i += size
 		if unicode.IsLetter(r) || unicode.IsNumber(r) {
-			buf = utf8.AppendRune(buf, unicode.ToLower(r))
+			h.buf = utf8.AppendRune(h.buf, unicode.ToLower(r))
 		} else {
-			flush()
+			h.flush()
 		}
 	}
-	flush()
-	return out
+}
+
+// A Shingler computes ShingleHashes(VisibleText(doc), w) from a
+// document's tokens as they come, in one pass, without building the text
+// (VisibleText and a second pass over it cost the crawler more than the
+// index query; issue #14). Its methods are those of TextBuilder, so a
+// link extractor can feed it (fetch.ExtractOptions.Text). The zero value
+// is ready to use.
+type Shingler struct {
+	visibility
+	words wordHasher
+}
+
+// Grow reserves room for the words of n more bytes of text.
+func (s *Shingler) Grow(n int) { s.words.out = slices.Grow(s.words.out, n/6) }
+
+// StartTag notes a start tag; selfClosing for "<name/>", which opens
+// nothing.
+func (s *Shingler) StartTag(name []byte, selfClosing bool) {
+	if s.start(name, selfClosing) {
+		s.words.flush()
+	}
+}
+
+// EndTag notes an end tag.
+func (s *Shingler) EndTag(name []byte) {
+	if s.end(name) {
+		s.words.flush()
+	}
+}
+
+// Text adds character data, unless it is inside a hidden element.
+func (s *Shingler) Text(text []byte) {
+	if s.skip == 0 {
+		// feed only reads text, and only during the call.
+		s.words.feed(unsafe.String(unsafe.SliceData(text), len(text)))
+	}
+}
+
+// Shingles ends the text and returns ShingleHashes of it: the w-word
+// shingle hashes in text order, repeats included. w <= 0 means
+// DefaultShingleWords. The Shingler is not used again.
+func (s *Shingler) Shingles(w int) []uint64 {
+	s.words.flush()
+	return shingle(s.words.out, w)
 }
 
 // Resemblance is the exact Jaccard resemblance |A ∩ B| / |A ∪ B| of two

@@ -92,3 +92,44 @@ func TestShinglesCase(t *testing.T) {
 		t.Error("empty text has shingles")
 	}
 }
+
+// shinglerCases are documents for the Shingler's differential tests: words
+// that run across inline tags, block tags that separate them, hidden
+// elements, self-closing hidden elements, references and non-ASCII text.
+var shinglerCases = []string{
+	"",
+	"one",
+	"Hello, World! a<b>b</b>c d<br>e f<p>g</p>h",
+	"<script>x y z</script>visible <svg/>after <svg><text>hidden</text></svg> shown",
+	"<title>Title &amp; More</title><style>.a{}</style><template>no</template><noscript>no</noscript>yes",
+	"Ünïcödé WÖRDS café naïve 東京 ١٢٣ \xff\xfe broken \u00a0nbsp\u2003em",
+	"<div>one two three four five six seven eight nine ten</div><div>one two three four</div>",
+}
+
+func TestShinglerMatchesVisibleText(t *testing.T) {
+	for _, doc := range shinglerCases {
+		for _, w := range []int{0, 1, 3} {
+			var s Shingler
+			tokenize([]byte(doc), &s)
+			got, want := s.Shingles(w), ShingleHashes(VisibleText([]byte(doc)), w)
+			if !slices.Equal(got, want) {
+				t.Errorf("Shingler on %q (w=%d): %d shingles %x, want %d %x", doc, w, len(got), got, len(want), want)
+			}
+		}
+	}
+}
+
+// FuzzShinglerMatchesVisibleText checks the one-pass Shingler against
+// ShingleHashes of VisibleText, the two-pass reference.
+func FuzzShinglerMatchesVisibleText(f *testing.F) {
+	for _, doc := range shinglerCases {
+		f.Add([]byte(doc))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		var s Shingler
+		tokenize(doc, &s)
+		if got, want := s.Shingles(0), ShingleHashes(VisibleText(doc), 0); !slices.Equal(got, want) {
+			t.Errorf("Shingler on %q: %x, want %x", doc, got, want)
+		}
+	})
+}
