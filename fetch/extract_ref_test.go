@@ -7,8 +7,11 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/layercrawl/layercrawl/neardup"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/charset"
@@ -40,6 +43,7 @@ func extractReference(body []byte, contentType string, base *url.URL, opts Extra
 			return x.finish(), nil
 		case html.StartTagToken, html.SelfClosingTagToken:
 			name, more := z.TagName()
+			selfClosing := tt == html.SelfClosingTagToken
 			attrs = attrs[:0]
 			for more {
 				var k, v []byte
@@ -51,6 +55,9 @@ func extractReference(body []byte, contentType string, base *url.URL, opts Extra
 				short = nil
 			}
 			x.startTag(short, name, attrs)
+			if opts.Text != nil {
+				opts.Text.StartTag(short, selfClosing)
+			}
 			switch string(name) {
 			case "noscript":
 				z.NextIsNotRawText() // see scanner.noscriptRaw
@@ -63,9 +70,16 @@ func extractReference(body []byte, contentType string, base *url.URL, opts Extra
 				name = nil
 			}
 			x.endTag(name)
+			if opts.Text != nil {
+				opts.Text.EndTag(name)
+			}
 		case html.TextToken:
+			text := z.Text()
 			if wasStyle {
-				x.styleText(z.Text())
+				x.styleText(text)
+			}
+			if opts.Text != nil && !opts.Text.Hidden() {
+				opts.Text.Text(text)
 			}
 		}
 	}
@@ -112,7 +126,35 @@ func extractBoth(t testing.TB, name string, body []byte, ct string, base *url.UR
 	if d := diffExtraction(got, want); d != "" {
 		t.Errorf("%s (ct %q, opts %+v): Extract differs from the x/net/html tokenizer path:\n%s", name, ct, opts, d)
 	}
+	// The same with the page's text taken in the pass: the links must not
+	// change, and the text must have the tokenizer path's words.
+	var gotText, wantText neardup.TextBuilder
+	opts.Text = &gotText
+	gotT, _ := Extract(body, ct, base, opts)
+	opts.Text = &wantText
+	extractReference(body, ct, base, opts)
+	if d := diffExtraction(gotT, got); d != "" {
+		t.Errorf("%s: Extract with Text set differs from Extract without:\n%s", name, d)
+	}
+	if g, w := gotText.String(), wantText.String(); !slices.Equal(neardup.Words(g), neardup.Words(w)) {
+		t.Errorf("%s (ct %q): text differs from the x/net/html tokenizer path's:\n got %q\nwant %q", name, ct, clip(g), clip(w))
+	}
+	// And the one-pass shingles the crawler takes from the same pass.
+	var sh neardup.Shingler
+	opts.Text = &sh
+	Extract(body, ct, base, opts)
+	if g, w := sh.Shingles(0), neardup.ShingleHashes(wantText.String(), 0); !slices.Equal(g, w) {
+		t.Errorf("%s (ct %q): %d shingles from the scan, want %d from the tokenizer path's text", name, ct, len(g), len(w))
+	}
 	return got
+}
+
+// clip shortens s for an error message.
+func clip(s string) string {
+	if len(s) > 300 {
+		return s[:300] + "..."
+	}
+	return s
 }
 
 // testPages returns the real documentation pages in testdata/pages.
@@ -232,6 +274,15 @@ func FuzzExtractMatchesTokenizer(f *testing.F) {
 // extractSeeds are hand-written documents for the tokenizer's corner
 // cases; TestExtractMatchesTokenizerSeeds and the fuzz corpus use them.
 var extractSeeds = []string{
+	// Text (ExtractOptions.Text): references decoded in data and RCDATA
+	// but not in raw text; hidden elements; self-closing tags; text at the
+	// end of input.
+	`a&amp;b &lt;c&gt; caf&eacute;&nbsp;x<title>T&amp;t</title><xmp>X&amp;x</xmp><textarea>A&lt;a</textarea>tail &notit; &#65;`,
+	`one<svg/>two<svg a=/>three</svg>four<svg a="b"/>five<svg a=b a=c/>six</svg>seven<math><mi>x</mi></math>eight`,
+	`<script>no</script>yes<style>no</style>yes<template>no</template>yes<noscript>no<svg>no</noscript>yes`,
+	"a\x00b<p>c\rd\te</p><br>f<b>g</b>h<!-- no -->i<!doctype x>j<?pi no?>k</>l</ x>m<",
+	"text at the end</",
+	"<iframe>no</iframe>yes<noembed>raw &amp; shown</noembed><plaintext>all &amp; <b>raw",
 	`<base href="/b/"><a href=" x ">1</a><a rel=nofollow href=y><iframe src=z></iframe>`,
 	`<a href='a'<a href=b><!--<a href=c>--><base href="http://[::1/">`,
 	`<!-- a -- ><a href=x> --><a href=y><!--><a href=z><!---><a href=w><!-- --!><a href=v>`,

@@ -1,6 +1,10 @@
 package fetch
 
-import "bytes"
+import (
+	"bytes"
+
+	"golang.org/x/net/html"
+)
 
 // The scanner below finds start tags, their attributes, end tags and the
 // text of <style> elements exactly where golang.org/x/net/html's Tokenizer
@@ -37,6 +41,71 @@ type scanner struct {
 	// off), so that fallback links and images are found; the reference
 	// tokenizer path is told so with NextIsNotRawText.
 	noscriptRaw bool
+	// text, when set, receives the document's character data and tags
+	// (ExtractOptions.Text). Without it no text is looked at.
+	text TextSink
+}
+
+// emit passes the character data b to s.text: as the Tokenizer's Text
+// returns it, character references decoded unless raw (the content of
+// script, style, xmp, iframe, noembed, noframes and plaintext; title and
+// textarea are RCDATA, decoded). Hidden text is not decoded.
+func (s *scanner) emit(b []byte, raw bool) {
+	if s.text == nil || len(b) == 0 || s.text.Hidden() {
+		return
+	}
+	if !raw && bytes.IndexByte(b, '&') >= 0 {
+		b = []byte(html.UnescapeString(string(b)))
+	}
+	s.text.Text(b)
+}
+
+// selfClosing reports whether the start tag ending at b[end-1] ('>') is
+// self-closing as Tokenizer.readStartTag decides: a '/' before the '>'
+// that is not the last byte of the value of the tag's last attribute
+// (the last one the Tokenizer keeps: duplicates are dropped), so that
+// "<p a=/>" is not self-closing.
+func (s *scanner) selfClosing(b []byte, end int) bool {
+	if b[end-2] != '/' {
+		return false
+	}
+	for i := len(s.attrs) - 1; i >= 0; i-- {
+		if s.duplicateAttr(i) {
+			continue
+		}
+		v := s.attrs[i].val // a subslice of b
+		return end-2 != cap(b)-cap(v)+len(v)-1
+	}
+	return true
+}
+
+// duplicateAttr reports whether an attribute before s.attrs[i] has the
+// same name, ASCII case folded as the Tokenizer folds it.
+func (s *scanner) duplicateAttr(i int) bool {
+	k := s.attrs[i].key
+	for _, a := range s.attrs[:i] {
+		if len(a.key) != len(k) {
+			continue
+		}
+		same := true
+		for j := range k {
+			x, y := a.key[j], k[j]
+			if 'A' <= x && x <= 'Z' {
+				x += 'a' - 'A'
+			}
+			if 'A' <= y && y <= 'Z' {
+				y += 'a' - 'A'
+			}
+			if x != y {
+				same = false
+				break
+			}
+		}
+		if same {
+			return true
+		}
+	}
+	return false
 }
 
 // scan reports the tags of the UTF-8 (or ASCII-compatible) document b to
@@ -45,16 +114,25 @@ func (s *scanner) scan(h tagHandler, b []byte) {
 	var lower [maxTagName]byte
 	n := len(b)
 	i := 0
+	ts := 0 // where the character data not yet passed to s.text starts
 	for {
 		j := bytes.IndexByte(b[i:], '<')
 		if j < 0 {
+			s.emit(b[ts:], false)
 			return
 		}
-		i += j + 1
+		lt := i + j
+		i = lt + 1
 		if i >= n {
+			s.emit(b[ts:], false) // a '<' at the end is text
 			return
 		}
 		c := b[i]
+		if isLetter(c) || c == '/' || c == '!' || c == '?' {
+			// A token starts: the text before it is one text token.
+			s.emit(b[ts:lt], false)
+			ts = lt
+		}
 		switch {
 		case isLetter(c):
 			nameEnd, end, ok := s.readTag(b, i, true)
@@ -66,7 +144,10 @@ func (s *scanner) scan(h tagHandler, b []byte) {
 			if !h.startTag(name, rawName, s.attrs) {
 				return
 			}
-			i = end
+			if s.text != nil {
+				s.text.StartTag(name, s.selfClosing(b, end))
+			}
+			i, ts = end, end
 			raw := rawTextTag(name)
 			if raw == "noscript" && !s.noscriptRaw {
 				raw = ""
@@ -74,30 +155,35 @@ func (s *scanner) scan(h tagHandler, b []byte) {
 			switch raw {
 			case "":
 			case "plaintext":
+				s.emit(b[i:], true)
 				return
 			case "script":
-				if i = scriptEnd(b, i); i < 0 {
+				k := scriptEnd(b, i)
+				if k < 0 {
+					s.emit(b[i:], true)
 					return
 				}
+				s.emit(b[i:k], true)
+				i, ts = k, k
 			default:
 				k := rawTextEnd(b, i, raw)
-				if raw == "style" {
-					text := b[i:]
-					if k >= 0 {
-						text = b[i:k]
-					}
-					if len(text) > 0 {
-						h.styleText(rawText(text))
-					}
+				text := b[i:]
+				if k >= 0 {
+					text = b[i:k]
 				}
+				if raw == "style" && len(text) > 0 {
+					h.styleText(rawText(text))
+				}
+				s.emit(text, raw != "title" && raw != "textarea")
 				if k < 0 {
 					return
 				}
-				i = k
+				i, ts = k, k
 			}
 		case c == '/':
 			i++
 			if i >= n {
+				s.emit(b[ts:], false) // "</" at the end is text
 				return
 			}
 			switch c = b[i]; {
@@ -108,7 +194,11 @@ func (s *scanner) scan(h tagHandler, b []byte) {
 				if !ok {
 					return
 				}
-				h.endTag(lowerName(&lower, b[i:nameEnd]))
+				name := lowerName(&lower, b[i:nameEnd])
+				h.endTag(name)
+				if s.text != nil {
+					s.text.EndTag(name)
+				}
 				i = end
 			default: // a bogus comment, up to the next '>'
 				k := bytes.IndexByte(b[i:], '>')
@@ -117,12 +207,14 @@ func (s *scanner) scan(h tagHandler, b []byte) {
 				}
 				i += k + 1
 			}
+			ts = i
 		case c == '!':
 			i++
 			if i+1 < n && b[i] == '-' && b[i+1] == '-' {
 				if i = commentEnd(b, i+2); i < 0 {
 					return
 				}
+				ts = i
 				continue
 			}
 			// A doctype, or a bogus comment (CDATA sections too, outside
@@ -132,12 +224,14 @@ func (s *scanner) scan(h tagHandler, b []byte) {
 				return
 			}
 			i += k + 1
+			ts = i
 		case c == '?':
 			k := bytes.IndexByte(b[i:], '>')
 			if k < 0 {
 				return
 			}
 			i += k + 1
+			ts = i
 		}
 		// Otherwise the '<' was text; c is read again.
 	}

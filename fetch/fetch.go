@@ -188,7 +188,11 @@ func (f *Fetcher) FetchBody(ctx context.Context, rawURL string) (*Result, error)
 // references of a 2xx stylesheet (ExtractCSS), with the Fetcher's
 // MaxOutlinks, FollowNofollow and NoEmbeds; other responses are left as
 // they are. It does no I/O.
-func (f *Fetcher) ParseLinks(res *Result) {
+func (f *Fetcher) ParseLinks(res *Result) { f.ParseLinksText(res, nil) }
+
+// ParseLinksText is ParseLinks that also passes an HTML page's text to
+// text (when not nil), from the same pass over the page.
+func (f *Fetcher) ParseLinksText(res *Result, text TextSink) {
 	if res.Status < 200 || res.Status >= 300 || len(res.Body) == 0 {
 		return
 	}
@@ -196,6 +200,7 @@ func (f *Fetcher) ParseLinks(res *Result) {
 		MaxLinks:     f.opts.MaxOutlinks,
 		KeepNofollow: f.opts.FollowNofollow,
 		NoEmbeds:     f.opts.NoEmbeds,
+		Text:         text,
 	}
 	extract := Extract
 	if IsCSS(res.ContentType) {

@@ -87,6 +87,27 @@ type ExtractOptions struct {
 	// scripts, stylesheets, icons, media, objects and every URL of CSS.
 	// Default false: they are extracted.
 	NoEmbeds bool
+	// Text, when set, receives the page's character data and tags from
+	// the same pass that finds the links (HTML only; ExtractCSS ignores
+	// it). Default nil: no text is looked at.
+	Text TextSink
+}
+
+// A TextSink receives the character data and tags of an HTML document in
+// document order, as Extract scans it, for a caller that wants the page's
+// text without tokenizing it a second time (neardup.TextBuilder and
+// neardup.Shingler are two).
+// Tag names are lower-cased, nil when longer than 16 bytes; text is what
+// golang.org/x/net/html's Tokenizer returns as Text, with character
+// references decoded, except that NUL bytes are left as they are. The
+// content of <noscript> is read as markup, as for the links.
+type TextSink interface {
+	StartTag(name []byte, selfClosing bool)
+	EndTag(name []byte)
+	Text(text []byte)
+	// Hidden reports whether text now would be dropped, so that Extract
+	// need not decode it.
+	Hidden() bool
 }
 
 // Extraction is what Extract found in a page.
@@ -170,7 +191,7 @@ func Extract(body []byte, contentType string, base *url.URL, opts ExtractOptions
 	}
 	x := newExtractor(base, opts)
 	x.sizeFor(len(body))
-	var s scanner
+	s := scanner{text: opts.Text}
 	s.scan(x, utf8Body(body, contentType))
 	return x.finish(), nil
 }
