@@ -95,17 +95,28 @@ func isHTML(contentType string) bool {
 	return err == nil && (mt == "text/html" || mt == "application/xhtml+xml")
 }
 
+// wantsText reports whether res is a page the near-duplicate check reads.
+func (c *Crawler) wantsText(res *fetch.Result) bool {
+	return c.nearDups != nil && res != nil && res.Status >= 200 && res.Status < 300 && isHTML(res.ContentType)
+}
+
 // checkNearDuplicate compares a fetched HTML page with the pages indexed
-// before it and indexes it, in one step.
-func (c *Crawler) checkNearDuplicate(res *fetch.Result) (nearDup, error) {
+// before it and indexes it, in one step. shingles has read the page's
+// text in the link extraction's pass; when nil, the check reads it.
+func (c *Crawler) checkNearDuplicate(res *fetch.Result, shingles *neardup.Shingler) (nearDup, error) {
 	nd := c.nearDups
-	if nd == nil || res == nil || res.Status < 200 || res.Status >= 300 || !isHTML(res.ContentType) {
+	if !c.wantsText(res) {
 		return nearDup{}, nil
 	}
 	start := time.Now()
 	defer func() { c.counters.nearDupNanos.Add(uint64(time.Since(start))) }()
 	// Sliced reads only the least shingle hashes: no sorted set needed.
-	doc := &neardup.Doc{Shingles: neardup.ShingleHashes(neardup.VisibleText(res.Body), 0)}
+	doc := new(neardup.Doc)
+	if shingles != nil {
+		doc.Shingles = shingles.Shingles(0)
+	} else {
+		doc.Shingles = neardup.ShingleHashes(neardup.VisibleText(res.Body), 0)
+	}
 	if len(doc.Shingles) == 0 {
 		return nearDup{}, nil
 	}

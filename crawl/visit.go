@@ -9,6 +9,7 @@ import (
 
 	"github.com/layercrawl/layercrawl/fetch"
 	"github.com/layercrawl/layercrawl/frontier"
+	"github.com/layercrawl/layercrawl/neardup"
 	"github.com/layercrawl/layercrawl/storage"
 )
 
@@ -71,12 +72,21 @@ func (c *Crawler) visit(ctx context.Context, ent frontier.Entry) (out frontier.O
 	// between two fetches of a host fell from 0.08 to 0.01 ms and the
 	// crawl's CPU by 6% (docs/BENCHMARKS.md, issue #5).
 	runtime.Gosched()
+	// The near-duplicate check's shingles come from the pass that finds
+	// the page's links.
+	var shingles *neardup.Shingler
 	if res != nil && !ent.Sitemap {
-		c.fetcher.ParseLinks(res)
+		var sink fetch.TextSink
+		if c.wantsText(res) {
+			shingles = new(neardup.Shingler)
+			shingles.Grow(len(res.Body) / 4)
+			sink = shingles
+		}
+		c.fetcher.ParseLinksText(res, sink)
 	}
 	out.Fetched = true
 	c.counters.fetched.Add(1)
-	nd, err := c.checkNearDuplicate(res)
+	nd, err := c.checkNearDuplicate(res, shingles)
 	if err != nil {
 		return out, false, err
 	}
