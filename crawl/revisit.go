@@ -24,6 +24,7 @@ func (c *Crawler) archiveResponse(ctx context.Context, ex *storage.Exchange, res
 		return c.writeFull(ex)
 	}
 	digest := storage.PayloadDigest(res.Body)
+	ex.PayloadDigest = digest // the writer need not hash the body again
 	earlier, found, err := c.payloads.TestAndAdd(ctx, digest, storage.Revisit{TargetURI: res.URL, Date: res.FetchedAt})
 	if err != nil {
 		return storage.WARCRef{}, err

@@ -126,6 +126,11 @@ type Exchange struct {
 	// metadata, concurrent to the response: application/warc-fields
 	// lines ("name: value" and CRLF), as MetadataFields builds them.
 	Metadata []byte
+	// PayloadDigest, when not empty, must be PayloadDigest(Body): a
+	// caller that computed it already (to look the payload up for a
+	// revisit) saves the writer a pass of SHA-1 over the body. Empty
+	// means the writer computes it.
+	PayloadDigest string
 }
 
 // maxPooledRecord is the largest compressed pair whose buffer is kept for
@@ -263,11 +268,15 @@ func (w *WARCWriter) write(ex *Exchange, of *Revisit) (WARCRef, error) {
 		fields = append(fields, warcField{"WARC-Truncated", ex.Truncated})
 	}
 	if of == nil {
-		err = b.record("response", respID, date, fields, "application/http;msgtype=response",
-			ex.ResponseHead, ex.Body, w.opts.GzipLevel)
+		err = b.recordDigest("response", respID, date, fields, "application/http;msgtype=response",
+			ex.ResponseHead, ex.Body, ex.PayloadDigest, w.opts.GzipLevel)
 	} else {
+		digest := ex.PayloadDigest
+		if digest == "" {
+			digest = PayloadDigest(ex.Body)
+		}
 		err = b.recordDigest("revisit", respID, date, of.fields(fields), "application/http;msgtype=response",
-			ex.ResponseHead, nil, PayloadDigest(ex.Body), w.opts.GzipLevel)
+			ex.ResponseHead, nil, digest, w.opts.GzipLevel)
 	}
 	if err != nil {
 		return WARCRef{}, err

@@ -684,3 +684,38 @@ func TestAppendWARCField(t *testing.T) {
 		}
 	}
 }
+
+// TestWARCGivenPayloadDigest: a PayloadDigest given with the exchange is
+// written as it is (the writer does not hash the body again), and the
+// digest the crawler gives, PayloadDigest(Body), verifies.
+func TestWARCGivenPayloadDigest(t *testing.T) {
+	for _, tc := range []struct{ name, digest, want string }{
+		{"computed", "", PayloadDigest(testExchanges(1)[0].Body)},
+		{"given", PayloadDigest(testExchanges(1)[0].Body), PayloadDigest(testExchanges(1)[0].Body)},
+		{"trusted", "sha1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "sha1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"},
+	} {
+		dir := t.TempDir()
+		w, err := NewWARCWriter(dir, WARCOptions{Prefix: "digest"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ex := testExchanges(1)[0]
+		ex.PayloadDigest = tc.digest
+		if _, err := w.Write(ex); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		files := readWARCDir(t, dir)
+		var got string
+		for _, rec := range files[0].records {
+			if rec.Header.Get("WARC-Type") == "response" {
+				got = rec.Header.Get("WARC-Payload-Digest")
+			}
+		}
+		if got != tc.want {
+			t.Errorf("%s: WARC-Payload-Digest %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
