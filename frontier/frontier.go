@@ -169,11 +169,25 @@ type Stats struct {
 	Invalid          uint64     // references that did not resolve or normalize
 	Limits           LimitStats // refused by Options.Limits
 
+	// SlowedHosts lists up to MaxSlowedHosts of the Slowed hosts, the
+	// most slowed first.
+	SlowedHosts []SlowedHost
+
 	// With Options.ExactDedup: the seen-set's "maybe seen" answers
 	// checked against the fingerprints on disk, and those the fingerprints
 	// showed to be new URLs (the filter's false positives, queued rather
 	// than lost). This run only.
 	ExactChecks, FalsePositives uint64
+}
+
+// MaxSlowedHosts bounds Stats.SlowedHosts.
+const MaxSlowedHosts = 10
+
+// SlowedHost is a host whose delay adaptive politeness raised after it
+// answered 429 or 503.
+type SlowedHost struct {
+	Host  string
+	Delay time.Duration // the delay its throttling asks for now
 }
 
 // Frontier is the crawl frontier. See the package documentation.
@@ -1167,6 +1181,7 @@ func (f *Frontier) Stats() Stats {
 		}
 		if h.throttle > 0 {
 			s.Slowed++
+			s.SlowedHosts = topSlowed(s.SlowedHosts, SlowedHost{Host: h.name, Delay: h.throttle})
 		}
 	}
 	f.mu.Unlock()
@@ -1216,4 +1231,23 @@ func (q *hostHeap) Pop() any {
 	h.index = -1
 	*q = old[:len(old)-1]
 	return h
+}
+
+// topSlowed adds h to top, the most slowed hosts in order (ties by name),
+// keeping at most MaxSlowedHosts.
+func topSlowed(top []SlowedHost, h SlowedHost) []SlowedHost {
+	less := func(a, b SlowedHost) bool { return a.Delay > b.Delay || a.Delay == b.Delay && a.Host < b.Host }
+	i := len(top)
+	for i > 0 && less(h, top[i-1]) {
+		i--
+	}
+	if i >= MaxSlowedHosts {
+		return top
+	}
+	if len(top) < MaxSlowedHosts {
+		top = append(top, SlowedHost{})
+	}
+	copy(top[i+1:], top[i:])
+	top[i] = h
+	return top
 }

@@ -1045,3 +1045,31 @@ func TestCheckpointSyncsStore(t *testing.T) {
 		t.Errorf("checkpoint events %v, want sync then capture first", store.events)
 	}
 }
+
+// TestStatsMemory: Stats.Memory counts the entries held in memory windows,
+// so Queued - InFlight - Memory is what is only on disk (crawl.Stats's
+// Spilled): HostWindow 4 keeps 4 of a host's 10 entries in memory.
+func TestStatsMemory(t *testing.T) {
+	f := openTest(t, Options{HostWindow: 4})
+	ctx := context.Background()
+	var seeds []string
+	for i := range 10 {
+		seeds = append(seeds, fmt.Sprintf("http://a.test/%d", i))
+	}
+	if _, err := f.AddSeeds(ctx, seeds); err != nil {
+		t.Fatal(err)
+	}
+	if s := f.Stats(); s.Queued != 10 || s.Memory != 4 || s.InFlight != 0 {
+		t.Fatalf("after 10 seeds: queued %d, memory %d, in flight %d; want 10, 4, 0", s.Queued, s.Memory, s.InFlight)
+	}
+	e := nextNow(t, f)
+	if s := f.Stats(); s.Queued-int64(s.InFlight)-int64(s.Memory) != 6 {
+		t.Errorf("one out: queued %d, memory %d, in flight %d; want 6 on disk only", s.Queued, s.Memory, s.InFlight)
+	}
+	if err := f.Done(ctx, e, Outcome{Fetched: true}); err != nil {
+		t.Fatal(err)
+	}
+	if s := f.Stats(); s.Queued != 9 || s.Queued-int64(s.InFlight)-int64(s.Memory) != 6 {
+		t.Errorf("one done: queued %d, memory %d, in flight %d; want 9 queued, 6 on disk only", s.Queued, s.Memory, s.InFlight)
+	}
+}

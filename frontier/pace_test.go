@@ -2,6 +2,7 @@ package frontier
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -72,8 +73,9 @@ func TestThrottledHostSlowed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if s := f.Stats(); s.Slowed != 1 || s.EverSlowed != 1 || s.Throttled != 1 {
-		t.Errorf("stats %+v, want a.test slowed", s)
+	if s := f.Stats(); s.Slowed != 1 || s.EverSlowed != 1 || s.Throttled != 1 ||
+		len(s.SlowedHosts) != 1 || s.SlowedHosts[0] != (SlowedHost{Host: "a.test", Delay: 2 * time.Second}) {
+		t.Errorf("stats %+v, want a.test slowed to 2s", s)
 	}
 	clk.t = clk.t.Add(time.Second)
 	if e := nextNow(t, f); e.URL != "http://b.test/2" {
@@ -85,5 +87,22 @@ func TestThrottledHostSlowed(t *testing.T) {
 	clk.t = clk.t.Add(time.Second)
 	if e := nextNow(t, f); e.URL != "http://a.test/2" {
 		t.Fatalf("after 2s: %s, want a.test/2", e.URL)
+	}
+}
+
+func TestTopSlowed(t *testing.T) {
+	var top []SlowedHost
+	for i := range 25 {
+		top = topSlowed(top, SlowedHost{Host: fmt.Sprintf("h%02d", i), Delay: time.Duration(i%7) * time.Second})
+	}
+	if len(top) != MaxSlowedHosts {
+		t.Fatalf("%d hosts, want %d", len(top), MaxSlowedHosts)
+	}
+	// Delays 6s (h06, h13, h20), 5s (h05, h12, h19), 4s (h04, h11, h18), 3s (h03).
+	want := []string{"h06", "h13", "h20", "h05", "h12", "h19", "h04", "h11", "h18", "h03"}
+	for i, h := range top {
+		if h.Host != want[i] {
+			t.Errorf("top[%d] = %v, want %s", i, h, want[i])
+		}
 	}
 }
