@@ -32,8 +32,14 @@ type Stats struct {
 	Slowed     int
 	EverSlowed uint64
 	Throttled  uint64
-	Hosts      int
-	InFlight   int
+	// SlowedHosts lists the most slowed of them (at most
+	// frontier.MaxSlowedHosts; local mode).
+	SlowedHosts []frontier.SlowedHost
+	Hosts       int
+	InFlight    int
+	// InMemory counts the queued entries held in the frontier's memory
+	// windows; the others waiting are only on disk (spilled; local mode).
+	InMemory int
 	// New and Duplicates count discovered URLs the seen-set took for new
 	// (and queued) and for seen, in this run (all workers in Redis mode).
 	New, Duplicates uint64
@@ -85,6 +91,12 @@ type FetchStats struct {
 	NearDuplicateIndexBytes   uint64        // memory of the near-duplicate index's digests
 	Retried                   uint64        // attempts that failed transiently and were queued for a retry
 	RetriesExhausted          uint64        // URLs whose last retry failed transiently too
+}
+
+// Spilled returns the queued entries held only on disk: neither in a
+// memory window nor out (local mode).
+func (s Stats) Spilled() int64 {
+	return max(0, s.Queued-int64(s.InFlight)-int64(s.InMemory))
 }
 
 // FilterStats describe the duplicate filter.
@@ -142,7 +154,8 @@ func (c *Crawler) Stats() Stats {
 		f := c.front.Stats()
 		s.Pages, s.Errors, s.Queued, s.Hosts, s.InFlight = f.Pages, f.Errors, f.Queued, f.Hosts, f.InFlight
 		s.Retrying = f.Retrying
-		s.Slowed, s.EverSlowed, s.Throttled = f.Slowed, f.EverSlowed, f.Throttled
+		s.Slowed, s.EverSlowed, s.Throttled, s.SlowedHosts = f.Slowed, f.EverSlowed, f.Throttled, f.SlowedHosts
+		s.InMemory = f.Memory
 		s.New, s.Duplicates, s.CachedLinks = f.New, f.Duplicates, f.CachedLinks
 		s.ExactChecks, s.FalsePositives = f.ExactChecks, f.FalsePositives
 		s.Admission = frontier.AdmissionStats{Invalid: f.Invalid, TooDeep: f.TooDeep, TooManyRedirects: f.TooManyRedirects,

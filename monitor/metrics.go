@@ -136,10 +136,24 @@ var (
 	statFilterURLs   = newStat("layercrawl_filter_estimated_urls", "Distinct URLs in the duplicate filter, estimated from its fill.", prometheus.GaugeValue)
 	statFilterBytes  = newStat("layercrawl_filter_bytes", "Memory of the duplicate filter's bits.", prometheus.GaugeValue)
 	statStart        = newStat("layercrawl_start_time_seconds", "When the crawl's Run started, in Unix seconds.", prometheus.GaugeValue)
+	statInMemory     = newStat("layercrawl_queue_entries_in_memory", "Queued entries held in the frontier's memory windows (local mode).", prometheus.GaugeValue)
+	statSpilled      = newStat("layercrawl_queue_entries_spilled", "Queued entries held only on disk: neither in a memory window nor out (local mode).", prometheus.GaugeValue)
+	statHostsWaiting = newStat("layercrawl_hosts_waiting", "Hosts with queued entries and none out: waiting for their delay or a worker.", prometheus.GaugeValue)
+	statSlowed       = newStat("layercrawl_hosts_slowed", "Hosts whose delay adaptive politeness raised after a 429 or 503 answer, now (local mode).", prometheus.GaugeValue)
+	statEverSlowed   = newStat("layercrawl_hosts_slowed_total", "Times a host went from its normal pace to slowed, this run (local mode).", prometheus.CounterValue)
+	statThrottled    = newStat("layercrawl_throttling_responses_total", "Answers 429 or 503 that asked to slow down, this run (local mode).", prometheus.CounterValue)
+	statRetries      = newStat("layercrawl_retries_total", "Fetch attempts that failed transiently and were queued for a retry, by this process in this run.", prometheus.CounterValue)
+	statExhausted    = newStat("layercrawl_retries_exhausted_total", "URLs whose last retry failed transiently too, by this process in this run.", prometheus.CounterValue)
+	statRetrying     = newStat("layercrawl_retry_waiting_urls", "URLs waiting for a retry, including those out (local mode).", prometheus.GaugeValue)
+	statRevisits     = newStat("layercrawl_revisits_total", "Responses archived as WARC revisit records, their payload archived before, this run.", prometheus.CounterValue)
+	statRevisitBytes = newStat("layercrawl_revisit_saved_bytes_total", "Payload bytes the revisit records did not store again, this run.", prometheus.CounterValue)
+	statNearDups     = newStat("layercrawl_near_duplicates_total", "HTML pages resembling an earlier page at the near-duplicate threshold, this run.", prometheus.CounterValue)
 
 	allStats = []statDesc{statPagesFetched, statPagesDone, statRobots, statTruncated, statLinksDropped, statDiscovered,
 		statRejected, statTraps, statQueued, statHosts, statInFlight, statJournal, statCrawlPages, statCrawlErrors,
-		statFill, statFPEstimated, statFPTarget, statFilterURLs, statFilterBytes, statStart}
+		statFill, statFPEstimated, statFPTarget, statFilterURLs, statFilterBytes, statStart,
+		statInMemory, statSpilled, statHostsWaiting, statSlowed, statEverSlowed, statThrottled,
+		statRetries, statExhausted, statRetrying, statRevisits, statRevisitBytes, statNearDups}
 )
 
 // Describe implements prometheus.Collector.
@@ -196,4 +210,16 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	if !s.Started.IsZero() {
 		put(statStart, float64(s.Started.UnixNano())/1e9)
 	}
+	put(statInMemory, float64(s.InMemory))
+	put(statSpilled, float64(s.Spilled()))
+	put(statHostsWaiting, float64(max(0, s.Hosts-s.InFlight)))
+	put(statSlowed, float64(s.Slowed))
+	put(statEverSlowed, float64(s.EverSlowed))
+	put(statThrottled, float64(s.Throttled))
+	put(statRetries, float64(f.Retried))
+	put(statExhausted, float64(f.RetriesExhausted))
+	put(statRetrying, float64(s.Retrying))
+	put(statRevisits, float64(f.Revisits))
+	put(statRevisitBytes, float64(f.RevisitBytes))
+	put(statNearDups, float64(f.NearDuplicates))
 }

@@ -78,10 +78,13 @@ func get(t *testing.T, url string) (int, http.Header, string) {
 func sampleStats() crawl.Stats {
 	return crawl.Stats{
 		Started: time.Unix(1_700_000_000, 0),
-		Fetch:   crawl.FetchStats{Fetched: 7, Pages: 7, FetchErrors: 1, HTTPErrors: 2, RobotsDisallowed: 3, TruncatedLength: 1},
-		Pages:   9, Errors: 3, Queued: 42, Hosts: 5, InFlight: 2, New: 50, Duplicates: 11,
-		Admission: frontier.AdmissionStats{OutOfScope: 4, Limits: frontier.LimitStats{TooLong: 6, HostBudget: 8}},
-		Filter:    crawl.FilterStats{Bytes: 1024, ExpectedURLs: 1000, Target: 1e-3, EstimatedURLs: 61, FalsePositiveRate: 2e-7, Fill: 0.03},
+		Fetch: crawl.FetchStats{Fetched: 7, Pages: 7, FetchErrors: 1, HTTPErrors: 2, RobotsDisallowed: 3, TruncatedLength: 1,
+			Retried: 5, RetriesExhausted: 1, Revisits: 2, RevisitBytes: 300, NearDuplicates: 1},
+		Pages: 9, Errors: 3, Queued: 42, Hosts: 5, InFlight: 2, New: 50, Duplicates: 11,
+		InMemory: 30, Retrying: 4, Slowed: 2, EverSlowed: 3, Throttled: 6,
+		SlowedHosts: []frontier.SlowedHost{{Host: "slow.example", Delay: 4 * time.Second}, {Host: "slower.example", Delay: 2 * time.Second}},
+		Admission:   frontier.AdmissionStats{OutOfScope: 4, Limits: frontier.LimitStats{TooLong: 6, HostBudget: 8}},
+		Filter:      crawl.FilterStats{Bytes: 1024, ExpectedURLs: 1000, Target: 1e-3, EstimatedURLs: 61, FalsePositiveRate: 2e-7, Fill: 0.03},
 	}
 }
 
@@ -172,6 +175,18 @@ func TestMetrics(t *testing.T) {
 		{"layercrawl_filter_fill_ratio", nil, 0.03},
 		{"layercrawl_filter_false_positive_rate_target", nil, 1e-3},
 		{"layercrawl_bodies_truncated_total", []string{"reason", "length"}, 1},
+		{"layercrawl_queue_entries_in_memory", nil, 30},
+		{"layercrawl_queue_entries_spilled", nil, 10}, // 42 queued - 2 out - 30 in memory
+		{"layercrawl_hosts_waiting", nil, 3},
+		{"layercrawl_hosts_slowed", nil, 2},
+		{"layercrawl_hosts_slowed_total", nil, 3},
+		{"layercrawl_throttling_responses_total", nil, 6},
+		{"layercrawl_retries_total", nil, 5},
+		{"layercrawl_retries_exhausted_total", nil, 1},
+		{"layercrawl_retry_waiting_urls", nil, 4},
+		{"layercrawl_revisits_total", nil, 2},
+		{"layercrawl_revisit_saved_bytes_total", nil, 300},
+		{"layercrawl_near_duplicates_total", nil, 1},
 	} {
 		if got := value(c.name, c.labels...); got != c.want {
 			t.Errorf("%s%v = %g, want %g", c.name, c.labels, got, c.want)
@@ -218,8 +233,13 @@ func TestStatusJSON(t *testing.T) {
 		}
 		return len(st.Recent) == 2 && st.Checkpoint != nil
 	})
-	if st.Totals.Fetched != 7 || st.Queue.Queued != 42 || st.Totals.Bytes != 110 || st.Totals.WARCBytes != 120 {
+	if st.Totals.Fetched != 7 || st.Queue.Queued != 42 || st.Totals.Bytes != 110 || st.Totals.WARCBytes != 120 ||
+		st.Totals.Retried != 5 || st.Totals.RetriesExhausted != 1 || st.Totals.Revisits != 2 || st.Totals.NearDuplicates != 1 ||
+		st.Queue.InMemory != 30 || st.Queue.Spilled != 10 || st.Queue.Retrying != 4 || st.Queue.Slowed != 2 {
 		t.Errorf("totals %+v queue %+v", st.Totals, st.Queue)
+	}
+	if len(st.SlowedHosts) != 2 || st.SlowedHosts[0] != (SlowedRow{Host: "slow.example", DelayMillis: 4000}) {
+		t.Errorf("slowed hosts %+v", st.SlowedHosts)
 	}
 	// Recent is bounded and newest first.
 	if st.Recent[0].URL != "https://b.example/" || st.Recent[0].Error != "connect" || st.Recent[1].Status != 404 {

@@ -33,8 +33,12 @@ type Status struct {
 	// BusiestHosts and SlowestHosts (by mean fetch time) are the top
 	// hosts among the first Options.MaxHosts seen; the fetches of later
 	// hosts are counted in UntrackedHosts.
-	BusiestHosts   []HostRow      `json:"busiest_hosts"`
-	SlowestHosts   []HostRow      `json:"slowest_hosts"`
+	BusiestHosts []HostRow `json:"busiest_hosts"`
+	SlowestHosts []HostRow `json:"slowest_hosts"`
+	// SlowedHosts are the hosts adaptive politeness slows down most now,
+	// after 429 or 503 answers (at most frontier.MaxSlowedHosts; local
+	// mode).
+	SlowedHosts    []SlowedRow    `json:"slowed_hosts"`
 	UntrackedHosts uint64         `json:"untracked_host_fetches"`
 	Recent         []FetchRow     `json:"recent"`
 	Checkpoint     *CheckpointRow `json:"checkpoint,omitempty"`
@@ -61,6 +65,14 @@ type Totals struct {
 	New            uint64  `json:"new"`
 	Duplicates     uint64  `json:"duplicates"`
 	PagesPerSecond float64 `json:"pages_per_second"`
+	// Retried counts attempts that failed transiently and were queued
+	// for a retry, RetriesExhausted the URLs whose last retry failed too;
+	// Revisits the responses archived as revisit records, NearDuplicates
+	// the pages resembling an earlier one (this process, this run).
+	Retried          uint64 `json:"retried"`
+	RetriesExhausted uint64 `json:"retries_exhausted"`
+	Revisits         uint64 `json:"revisits"`
+	NearDuplicates   uint64 `json:"near_duplicates"`
 }
 
 // Queue describes the frontier.
@@ -70,6 +82,19 @@ type Queue struct {
 	InFlight int    `json:"in_flight"`
 	Journal  int64  `json:"journal"`
 	Gen      uint64 `json:"checkpoint"`
+	// InMemory and Spilled split the waiting entries between the memory
+	// windows and the disk; Retrying counts URLs waiting for a retry;
+	// Slowed the hosts slowed down now (local mode).
+	InMemory int   `json:"in_memory"`
+	Spilled  int64 `json:"spilled"`
+	Retrying int64 `json:"retrying"`
+	Slowed   int   `json:"slowed"`
+}
+
+// SlowedRow is a host adaptive politeness slowed down.
+type SlowedRow struct {
+	Host        string  `json:"host"`
+	DelayMillis float64 `json:"delay_ms"`
 }
 
 // Filter describes the duplicate filter against its target.
@@ -130,11 +155,17 @@ func (m *Monitor) buildStatus(s crawl.Stats, o *crawl.Options, rate []RatePoint,
 	}
 	f := s.Fetch
 	st.Totals = Totals{Fetched: f.Fetched, FetchErrors: f.FetchErrors, HTTPErrors: f.HTTPErrors,
-		Pages: s.Pages, Errors: s.Errors, New: s.New, Duplicates: s.Duplicates}
+		Pages: s.Pages, Errors: s.Errors, New: s.New, Duplicates: s.Duplicates,
+		Retried: f.Retried, RetriesExhausted: f.RetriesExhausted, Revisits: f.Revisits, NearDuplicates: f.NearDuplicates}
 	if n := len(rate); n > 0 {
 		st.Totals.PagesPerSecond = rate[n-1].PagesPerSecond
 	}
-	st.Queue = Queue{Queued: s.Queued, Hosts: s.Hosts, InFlight: s.InFlight, Journal: s.Journal, Gen: s.Checkpoint}
+	st.Queue = Queue{Queued: s.Queued, Hosts: s.Hosts, InFlight: s.InFlight, Journal: s.Journal, Gen: s.Checkpoint,
+		InMemory: s.InMemory, Spilled: s.Spilled(), Retrying: s.Retrying, Slowed: s.Slowed}
+	st.SlowedHosts = make([]SlowedRow, len(s.SlowedHosts))
+	for i, h := range s.SlowedHosts {
+		st.SlowedHosts[i] = SlowedRow{Host: h.Host, DelayMillis: float64(h.Delay) / float64(time.Millisecond)}
+	}
 	l := s.Admission.Limits
 	st.TrapLimits = []Count{{"max-url-length", l.TooLong}, {"max-path-segments", l.TooManySegments},
 		{"max-segment-repeats", l.RepeatedSegment}, {"max-host-urls", l.HostBudget}, {"max-children", l.TooManyChildren}}

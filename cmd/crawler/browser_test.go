@@ -52,6 +52,12 @@ var (
 	domLive    = regexp.MustCompile(`id="live"[^>]*>live</span>`)
 	domRecent  = regexp.MustCompile(`<tbody data-t="recent"[^>]*>(.*?)</tbody>`)
 	domHosts   = regexp.MustCompile(`<tbody data-t="busiest_hosts"[^>]*>(.*?)</tbody>`)
+	// The queue's split between memory and disk, and the retries.
+	domSpilled  = regexp.MustCompile(`<span id="spilled"[^>]*>(\d+)</span>`)
+	domInMemory = regexp.MustCompile(`<span id="inmemory"[^>]*>(\d+)</span>`)
+	domRetried  = regexp.MustCompile(`<td id="retried"[^>]*>(\d+)</td>`)
+	domQueued   = regexp.MustCompile(`<b id="queued"[^>]*>(\d+)</b>`)
+	domInFlight = regexp.MustCompile(`<b id="inflight"[^>]*>(\d+)</b>`)
 )
 
 func domInt(t *testing.T, re *regexp.Regexp, dom string) int {
@@ -98,6 +104,15 @@ func TestStatusPageInBrowser(t *testing.T) {
 		}
 		if rows := domHosts.FindStringSubmatch(dom); rows == nil || !regexp.MustCompile(`<td>`+host+`:\d+</td><td>\d+</td>`).MatchString(rows[1]) {
 			t.Errorf("round %d: no busiest host rendered: %v", round, rows)
+		}
+		// One status document: the queued entries are those out, those in
+		// memory windows and those spilled to disk (each host keeps 64 in
+		// memory). This local site fails no fetch: nothing retries.
+		queued, out := domInt(t, domQueued, dom), domInt(t, domInFlight, dom)
+		mem, spilled, retried := domInt(t, domInMemory, dom), domInt(t, domSpilled, dom), domInt(t, domRetried, dom)
+		if queued != out+mem+spilled || mem < 1 || retried != 0 {
+			t.Errorf("round %d: page shows %d queued, %d out, %d in memory, %d spilled, %d retried; want queued = out + memory + spilled, no retries",
+				round, queued, out, mem, spilled, retried)
 		}
 		if round == 0 {
 			time.Sleep(time.Second)

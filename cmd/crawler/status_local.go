@@ -81,7 +81,12 @@ func localStatus(ctx context.Context, w io.Writer, addr string, asJSON bool) err
 	t := st.Totals
 	fmt.Fprintf(w, "pages fetched %d this run (%.1f pages/s), %d in all runs; errors %d fetch, %d HTTP 4xx/5xx\n",
 		t.Fetched, t.PagesPerSecond, t.Pages, t.FetchErrors, t.HTTPErrors)
-	fmt.Fprintf(w, "queued %d on %d hosts, %d in flight\n", st.Queue.Queued, st.Queue.Hosts, st.Queue.InFlight)
+	q := st.Queue
+	fmt.Fprintf(w, "queued %d on %d hosts (%d in memory, %d spilled to disk), %d in flight, %d waiting for a retry\n",
+		q.Queued, q.Hosts, q.InMemory, q.Spilled, q.InFlight, q.Retrying)
+	if t.Retried > 0 || q.Slowed > 0 {
+		fmt.Fprintf(w, "retries queued %d, exhausted %d; hosts slowed down by 429/503 now %d\n", t.Retried, t.RetriesExhausted, q.Slowed)
+	}
 	fmt.Fprintf(w, "discovered new %d, duplicates %d\n", t.New, t.Duplicates)
 	f := st.Filter
 	fmt.Fprintf(w, "duplicate filter: %.2f%% full, estimated false-positive rate %.3g (target %g at %d URLs)\n",
