@@ -714,6 +714,7 @@ type Stats struct {
 	Dup       uint64 // discovered URLs the seen-set already held
 	Requeued  uint64 // entries of expired leases put back
 	Reclaimed uint64 // staged completions of expired leases finished by another worker
+	Reaped    uint64 // leases of workers whose liveness expired, ended early by another worker's Beat
 	// Holders counts the leased hosts by the id of the worker holding
 	// them (Seen.Worker, which starts every lease token). A dead worker's
 	// leases stay here until they expire and another worker's Next
@@ -755,7 +756,7 @@ func readStats(ctx context.Context, c *Client, tag string) (Stats, error) {
 			return v
 		}
 		st.Served, st.Done, st.Pages, st.Errors = u("served"), u("done"), u("pages"), u("errors")
-		st.New, st.Dup, st.Requeued, st.Reclaimed = u("new"), u("dup"), u("requeued"), u("reclaimed")
+		st.New, st.Dup, st.Requeued, st.Reclaimed, st.Reaped = u("new"), u("dup"), u("requeued"), u("reclaimed"), u("reaped")
 		if bad != nil {
 			return bad
 		}

@@ -415,6 +415,17 @@ func workerHelper() int {
 		return fail(err)
 	}
 	defer logf.Close()
+	if hb, _ := time.ParseDuration(os.Getenv("LCREDIS_HEARTBEAT")); hb > 0 {
+		// Beat as the crawler does: every hb, liveness for 3 beats.
+		go func() {
+			for {
+				if _, err := f.Beat(ctx, Heartbeat{Name: "worker", InFlight: f.InFlight()}, 3*hb); err != nil {
+					fmt.Fprintln(os.Stderr, "worker: beat:", err)
+				}
+				time.Sleep(hb)
+			}
+		}()
+	}
 	var mu sync.Mutex
 	goroutines, _ := strconv.Atoi(os.Getenv("LCREDIS_GOROUTINES"))
 	err = crawlGraph(ctx, f, g, goroutines, func(i int) {
