@@ -251,6 +251,7 @@ func (c *Crawler) Run(ctx context.Context) error {
 		c.startCheckpoints(aux, stopWorkers)
 	} else {
 		c.startRedisStats(ctx, aux)
+		c.startHeartbeat(ctx, aux)
 	}
 	interrupted, err := c.runWorkers(ctx, wctx, aux)
 	if err != nil {

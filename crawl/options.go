@@ -28,6 +28,7 @@ const (
 	DefaultStopGrace          = 10 * time.Second
 	DefaultWARCMaxSize        = 1 << 30
 	DefaultRedisLease         = 2 * time.Minute
+	DefaultRedisHeartbeat     = 2 * time.Second
 	DefaultRevisitMinSize     = 1024
 	DefaultPayloadDigests     = 1_000_000
 	// DefaultNearDuplicateThreshold is the estimated resemblance at which
@@ -233,6 +234,13 @@ type RedisOptions struct {
 	// fetch timeout; default the larger of DefaultRedisLease (2m) and
 	// twice Fetch.FetchTimeout.
 	Lease time.Duration
+	// Heartbeat is how often the worker renews its liveness in Redis; the
+	// liveness lasts three beats. When a worker's liveness expires (it was
+	// killed, or stopped for longer), another worker's next beat ends its
+	// leases, so its hosts come back within about four beats however long
+	// Lease is. Default DefaultRedisHeartbeat (2s); negative: no beats, a
+	// dead worker's hosts wait for their leases to expire.
+	Heartbeat time.Duration
 	// Worker names this process among the crawl's workers, in its log
 	// and WARC file names; default host name and process id.
 	Worker string
@@ -286,6 +294,9 @@ func (o *Options) EnsureDefaults() {
 		if r.Lease == 0 {
 			r.Lease = max(DefaultRedisLease, 2*o.Fetch.FetchTimeout)
 		}
+		if r.Heartbeat == 0 {
+			r.Heartbeat = DefaultRedisHeartbeat
+		}
 		if r.Worker == "" {
 			r.Worker = workerName()
 		}
@@ -333,6 +344,8 @@ func (o *Options) Validate() error {
 			return invalid("Seen, Store and Payloads are local-mode options: in Redis mode they are in Redis")
 		case o.ExactDedup:
 			return invalid("ExactDedup is a local-mode option: the Redis frontier keeps no fingerprints")
+		case r.Heartbeat > 0 && r.Heartbeat < 10*time.Millisecond:
+			return invalid("Redis.Heartbeat %v: at least 10ms, or negative for none", r.Heartbeat)
 		case r.Lease <= o.Fetch.FetchTimeout:
 			// An entry whose fetch runs to its timeout must still be
 			// done before the lease ends, or it is fetched twice.

@@ -21,11 +21,12 @@ type redisMode struct {
 	seen   *redisfrontier.Seen
 	front  *redisfrontier.Frontier
 
-	mu     sync.Mutex // protects shared, fill, err and at, and front's setting
-	shared redisfrontier.Stats
-	fill   []float64
-	err    error     // why the last read of the shared counters failed
-	at     time.Time // when they were last read
+	mu      sync.Mutex // protects shared, fill, workers, err and at, and front's setting
+	shared  redisfrontier.Stats
+	fill    []float64
+	workers []redisfrontier.WorkerInfo
+	err     error     // why the last read of the shared counters failed
+	at      time.Time // when they were last read
 }
 
 // startRedis connects to Redis and opens the shared seen-set, frontier and
@@ -93,6 +94,33 @@ func (c *Crawler) startRedisStats(ctx context.Context, aux *auxTasks) {
 	aux.every(redisStatsInterval, func() { c.refreshRedisStats(ctx) })
 }
 
+// startHeartbeat renews the worker's liveness every Redis.Heartbeat (the
+// liveness lasts three beats) and so, with every other worker's beats,
+// hands the hosts of dead workers back (redisfrontier.Frontier.Beat). A
+// beat that fails is logged and tried again at the next beat: a worker cut
+// off from Redis cannot fetch either.
+func (c *Crawler) startHeartbeat(ctx context.Context, aux *auxTasks) {
+	hb := c.opts.Redis.Heartbeat
+	if hb < 0 {
+		return
+	}
+	beat := func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), hb)
+		defer cancel()
+		r := c.redis
+		n, err := r.front.Beat(ctx, redisfrontier.Heartbeat{Name: c.opts.Redis.Worker, Pages: c.counters.fetched.Load(),
+			InFlight: r.front.InFlight()}, 3*hb)
+		switch {
+		case err != nil:
+			c.opts.Logger.Warn("heartbeat failed", "err", err)
+		case n > 0:
+			c.opts.Logger.Info("reclaimed the hosts of a worker whose heartbeat stopped", "leases", n)
+		}
+	}
+	beat()
+	aux.every(hb, beat)
+}
+
 // refreshRedisStats reads the shared counters. It is best effort: a slow
 // or absent Redis must not hold the crawl, so it gives up after a second
 // and Stats reports the error.
@@ -105,11 +133,15 @@ func (c *Crawler) refreshRedisStats(ctx context.Context) {
 	if err == nil {
 		fill, err = r.seen.Fill(ctx)
 	}
+	var workers []redisfrontier.WorkerInfo
+	if err == nil {
+		workers, err = r.front.Workers(ctx)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.err = err
 	if err == nil {
-		r.shared, r.fill, r.at = s, fill, c.opts.Now()
+		r.shared, r.fill, r.workers, r.at = s, fill, workers, c.opts.Now()
 	}
 }
 
@@ -118,6 +150,15 @@ func (c *Crawler) refreshRedisStats(ctx context.Context) {
 func (c *Crawler) finishRedis(ctx context.Context) error {
 	if err := errors.Join(c.log.Sync(), c.archive.Sync()); err != nil {
 		return fmt.Errorf("crawl: %w", err)
+	}
+	if c.opts.Redis.Heartbeat > 0 {
+		// Every entry this worker took is done: it leaves the workers'
+		// list instead of lingering there as dead.
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), redisStatsInterval)
+		defer cancel()
+		if err := c.redis.front.Leave(lctx); err != nil {
+			c.opts.Logger.Warn("leaving the workers' list failed", "err", err)
+		}
 	}
 	c.refreshRedisStats(ctx)
 	return nil

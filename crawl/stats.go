@@ -119,6 +119,9 @@ type RedisStats struct {
 	redisfrontier.Stats
 	// Fill is the share of set bits of each layer of the shared filter.
 	Fill []float64
+	// Workers are the crawl's workers from their heartbeats, live ones
+	// first (at most 1,000).
+	Workers []redisfrontier.WorkerInfo
 	// At is when they were read; Err why the last read failed, if it did.
 	At  time.Time
 	Err error
@@ -184,7 +187,7 @@ func (c *Crawler) Stats() Stats {
 	if r := c.redis; rfront != nil {
 		s.Admission = rfront.WorkerStats()
 		r.mu.Lock()
-		rs := &RedisStats{Stats: r.shared, Fill: append([]float64(nil), r.fill...), At: r.at, Err: r.err}
+		rs := &RedisStats{Stats: r.shared, Fill: append([]float64(nil), r.fill...), Workers: append([]redisfrontier.WorkerInfo(nil), r.workers...), At: r.at, Err: r.err}
 		r.mu.Unlock()
 		s.Redis = rs
 		s.Pages, s.Errors, s.Queued, s.Hosts, s.InFlight = rs.Pages, rs.Errors, rs.Queued, int(rs.Hosts), int(rs.Leased)

@@ -18,6 +18,7 @@ import (
 	"github.com/layercrawl/layercrawl/crawl"
 	"github.com/layercrawl/layercrawl/fetch"
 	"github.com/layercrawl/layercrawl/frontier"
+	"github.com/layercrawl/layercrawl/frontier/redisfrontier"
 )
 
 // fakeSource is a crawl whose Stats the test sets.
@@ -407,5 +408,52 @@ func TestPageWithoutScript(t *testing.T) {
 	}
 	if strings.Contains(page, "src=\"http") || strings.Contains(page, "href=\"http") {
 		t.Error("page loads an external asset")
+	}
+}
+
+// TestStatusWorkers: in Redis mode the status lists every worker from its
+// heartbeat (state, age of the last beat, pages, in flight) with the hosts
+// it holds, and lease holders that do not beat.
+func TestStatusWorkers(t *testing.T) {
+	now := time.Now()
+	s := sampleStats()
+	s.Redis = &crawl.RedisStats{
+		Stats: redisfrontier.Stats{Holders: map[string]int{"aaa": 2, "bbb": 1}},
+		Workers: []redisfrontier.WorkerInfo{
+			{ID: "aaa", Name: "host-1", Pages: 10, InFlight: 2, At: now.Add(-1500 * time.Millisecond), Alive: true},
+			{ID: "ccc", Name: "host-3", Pages: 4, At: now.Add(-time.Minute)},
+		},
+		At: now,
+	}
+	src := &fakeSource{s: s, opts: crawl.Options{Redis: &crawl.RedisOptions{URL: "redis://127.0.0.1:6379", Worker: "host-1"}}}
+	_, base := startMonitor(t, Options{}, src)
+	var st Status
+	waitFor(t, "the workers in the status", func() bool {
+		_, _, body := get(t, base+"/status.json")
+		if err := json.Unmarshal([]byte(body), &st); err != nil {
+			t.Fatal(err)
+		}
+		return len(st.Workers) > 0
+	})
+	want := []WorkerRow{
+		{ID: "aaa", Name: "host-1", State: "alive", Pages: 10, InFlight: 2, Leased: 2},
+		{ID: "ccc", Name: "host-3", State: "gone", Pages: 4},
+		{ID: "bbb", State: "no heartbeat", BeatAgeSecs: -1, Leased: 1},
+	}
+	if len(st.Workers) != len(want) {
+		t.Fatalf("workers %+v, want %+v", st.Workers, want)
+	}
+	for i, w := range st.Workers {
+		age := w.BeatAgeSecs
+		w.BeatAgeSecs = want[i].BeatAgeSecs
+		if w != want[i] {
+			t.Errorf("worker %d: %+v, want %+v", i, w, want[i])
+		}
+		if i == 0 && (age < 1.4 || age > 10) || i == 1 && (age < 59 || age > 70) {
+			t.Errorf("worker %s: last beat %.1fs ago", w.ID, age)
+		}
+	}
+	if _, _, page := get(t, base+"/"); !strings.Contains(page, "<td>host-3</td><td>gone</td>") {
+		t.Errorf("the page does not list the gone worker")
 	}
 }

@@ -41,7 +41,7 @@
         cols.forEach(function (c) {
           var td = document.createElement("td"), v = r[c];
           if (c === "at") v = fmt(v, "time");
-          else if (c === "ms" || c === "mean_ms" || c === "delay_ms") v = fmt(v, "f1");
+          else if (c === "ms" || c === "mean_ms" || c === "delay_ms" || c === "beat_age_s") v = fmt(v, "f1");
           td.textContent = v == null ? "" : v;
           tr.appendChild(td);
         });

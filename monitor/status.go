@@ -42,10 +42,11 @@ type Status struct {
 	UntrackedHosts uint64         `json:"untracked_host_fetches"`
 	Recent         []FetchRow     `json:"recent"`
 	Checkpoint     *CheckpointRow `json:"checkpoint,omitempty"`
-	// Workers lists, in Redis mode, the hosts each worker lease id holds
-	// (from Redis), and SharedAt when the shared counters were read.
-	Workers  []Count   `json:"workers,omitempty"`
-	SharedAt time.Time `json:"shared_at,omitzero"`
+	// Workers lists, in Redis mode, every worker of the crawl read from
+	// Redis (heartbeats and leases), live ones first, and SharedAt when
+	// they and the shared counters were read.
+	Workers  []WorkerRow `json:"workers,omitempty"`
+	SharedAt time.Time   `json:"shared_at,omitzero"`
 	// SharedError is why the last read of the shared counters failed.
 	SharedError string `json:"shared_error,omitempty"`
 }
@@ -89,6 +90,21 @@ type Queue struct {
 	Spilled  int64 `json:"spilled"`
 	Retrying int64 `json:"retrying"`
 	Slowed   int   `json:"slowed"`
+}
+
+// WorkerRow is a worker of a Redis-mode crawl: its lease id, its name,
+// "alive" or "gone" (its liveness expired) or "no heartbeat" (it holds
+// leases but does not beat), the age of its last beat in seconds (-1
+// without one), its pages and entries in flight as it last reported, and
+// the hosts it holds leased now.
+type WorkerRow struct {
+	ID          string  `json:"id"`
+	Name        string  `json:"name"`
+	State       string  `json:"state"`
+	BeatAgeSecs float64 `json:"beat_age_s"`
+	Pages       uint64  `json:"pages"`
+	InFlight    int     `json:"in_flight"`
+	Leased      int     `json:"leased"`
 }
 
 // SlowedRow is a host adaptive politeness slowed down.
@@ -180,13 +196,7 @@ func (m *Monitor) buildStatus(s crawl.Stats, o *crawl.Options, rate []RatePoint,
 		if r.Err != nil {
 			st.SharedError = r.Err.Error()
 		}
-		for id, n := range r.Holders {
-			if len(st.Workers) == maxWorkers {
-				break
-			}
-			st.Workers = append(st.Workers, Count{Name: id, N: uint64(n)})
-		}
-		sortCounts(st.Workers)
+		st.Workers = workerRows(r, st.Time)
 	}
 	m.tables(st)
 	return st
@@ -194,3 +204,36 @@ func (m *Monitor) buildStatus(s crawl.Stats, o *crawl.Options, rate []RatePoint,
 
 // maxWorkers bounds the workers listed in Redis mode.
 const maxWorkers = 100
+
+// workerRows lists the workers of r: those that beat (live ones first, as
+// read), then lease holders that do not beat, by leases held.
+func workerRows(r *crawl.RedisStats, now time.Time) []WorkerRow {
+	var rows []WorkerRow
+	seen := map[string]bool{}
+	for _, w := range r.Workers {
+		if len(rows) == maxWorkers {
+			return rows
+		}
+		state := "alive"
+		if !w.Alive {
+			state = "gone"
+		}
+		seen[w.ID] = true
+		rows = append(rows, WorkerRow{ID: w.ID, Name: w.Name, State: state, BeatAgeSecs: max(0, now.Sub(w.At).Seconds()),
+			Pages: w.Pages, InFlight: w.InFlight, Leased: r.Holders[w.ID]})
+	}
+	var silent []Count
+	for id, n := range r.Holders {
+		if !seen[id] {
+			silent = append(silent, Count{Name: id, N: uint64(n)})
+		}
+	}
+	sortCounts(silent)
+	for _, c := range silent {
+		if len(rows) == maxWorkers {
+			break
+		}
+		rows = append(rows, WorkerRow{ID: c.Name, State: "no heartbeat", BeatAgeSecs: -1, Leased: int(c.N)})
+	}
+	return rows
+}

@@ -51,11 +51,29 @@ func runStatus(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	workers, err := redisfrontier.ReadWorkers(ctx, c)
+	if err != nil {
+		return err
+	}
 	if *asJSON {
-		return printJSON(e.stdout, redisStatusJSON{Prefix: *prefix, State: redisState(params, st), SeenSet: params, Stats: st})
+		return printJSON(e.stdout, redisStatusJSON{Prefix: *prefix, State: redisState(params, st), SeenSet: params, Stats: st, Workers: workers})
 	}
 	printStatus(e.stdout, *prefix, params, st)
+	printWorkers(e.stdout, workers, time.Now())
 	return nil
+}
+
+// printWorkers lists the workers that beat: state, last beat, pages and
+// entries in flight as they last reported them.
+func printWorkers(w io.Writer, ws []redisfrontier.WorkerInfo, now time.Time) {
+	for _, x := range ws {
+		state := "alive"
+		if !x.Alive {
+			state = "gone"
+		}
+		fmt.Fprintf(w, "worker %s %s: %s, last beat %v ago, %d pages, %d in flight\n",
+			x.ID, x.Name, state, now.Sub(x.At).Round(100*time.Millisecond), x.Pages, x.InFlight)
+	}
 }
 
 // redisStatusJSON is the output of status --redis --json.
@@ -64,6 +82,8 @@ type redisStatusJSON struct {
 	State   string              `json:"state"`
 	SeenSet string              `json:"seen_set"`
 	Stats   redisfrontier.Stats `json:"stats"`
+	// Workers are the workers that beat, live ones first.
+	Workers []redisfrontier.WorkerInfo `json:"workers"`
 }
 
 // redisState is "not started" when the prefix holds no crawl, "finished"
@@ -85,7 +105,8 @@ func printStatus(w io.Writer, prefix, params string, st redisfrontier.Stats) {
 	fmt.Fprintf(w, "pages fetched %d, errors %d, completed %d, handed out %d\n", st.Pages, st.Errors, st.Done, st.Served)
 	fmt.Fprintf(w, "queued %d on %d waiting hosts, %d hosts in flight\n", st.Queued, st.Hosts, st.Leased)
 	if len(st.Holders) > 0 {
-		// A dead worker shows here until its leases expire.
+		// A dead worker shows here until the others' heartbeats (or,
+		// without heartbeats, its leases' expiry) give its hosts back.
 		ids := slices.Sorted(maps.Keys(st.Holders))
 		var b strings.Builder
 		for i, id := range ids {
@@ -97,7 +118,7 @@ func printStatus(w io.Writer, prefix, params string, st redisfrontier.Stats) {
 		fmt.Fprintf(w, "hosts in flight by worker lease id: %s\n", b.String())
 	}
 	fmt.Fprintf(w, "discovered new %d, duplicates %d\n", st.New, st.Dup)
-	fmt.Fprintf(w, "dead-worker recovery: %d entries re-queued, %d completions finished\n", st.Requeued, st.Reclaimed)
+	fmt.Fprintf(w, "dead-worker recovery: %d leases ended by heartbeats, %d entries re-queued, %d completions finished\n", st.Reaped, st.Requeued, st.Reclaimed)
 	if params == "" {
 		params = "none"
 	}
