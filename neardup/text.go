@@ -236,15 +236,6 @@ func shingle(hashes []uint64, w int) []uint64 {
 	return hashes[:n]
 }
 
-// wordHashes returns the XXH3 of every word of text, as Words splits and
-// lower-cases it, without building the words.
-func wordHashes(text string) []uint64 {
-	var h wordHasher
-	h.feed(text)
-	h.flush()
-	return h.out
-}
-
 // wordHasher hashes the words of a text given in pieces: a word may run
 // on from one piece into the next, as "a<b>b</b>" is one word.
 type wordHasher struct {
