@@ -23,59 +23,15 @@ const capturesTestRedis = "127.0.0.1:6379"
 // through the Redis entry records, and the workers together fetch exactly
 // what Expected says, nothing twice.
 func TestCrawlCapturesRedis(t *testing.T) {
-	rdb := redis.NewClient(&redis.Options{Addr: capturesTestRedis})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	err := rdb.Ping(ctx).Err()
-	cancel()
-	if err != nil {
-		rdb.Close()
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("redis at %s: %v (CI=true: Redis is required)", capturesTestRedis, err)
-		}
-		t.Skipf("no redis at %s: %v", capturesTestRedis, err)
-	}
-	var b [6]byte
-	rand.Read(b[:])
-	prefix := "lctest:captures:" + hex.EncodeToString(b[:]) + ":"
-	t.Cleanup(func() {
-		keys, _ := rdb.Keys(context.Background(), prefix+"*").Result()
-		if len(keys) > 0 {
-			rdb.Del(context.Background(), keys...)
-		}
-		rdb.Close()
-	})
-
+	prefix := testRedisPrefix(t, "captures")
 	w, want := startWeb(t, testweb.Options{Seed: 7, Hosts: 3, Pages: 120, Embeds: true, Sitemaps: true}, testweb.ExpectOptions{Embeds: true, Sitemaps: true})
 	dir := t.TempDir()
-	var wg sync.WaitGroup
-	errs := make([]error, 2)
-	for i := range errs {
-		o := Options{Seeds: w.Seeds(), Dir: dir, Concurrency: 4, ExpectedURLs: 100_000}
-		o.Politeness.Delay = -1
-		o.Admission.MaxDepth = -1
-		o.Fetch.AllowPrivate = true
-		o.Fetch.Resolver = w.Resolver()
-		o.Redis = &RedisOptions{URL: "redis://" + capturesTestRedis, Prefix: prefix, Worker: "w" + string(rune('0'+i))}
-		wg.Go(func() {
-			c, err := New(o)
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			errs[i] = c.Run(ctx)
-			if cerr := c.Close(); errs[i] == nil {
-				errs[i] = cerr
-			}
-		})
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("worker %d: %v", i, err)
-		}
-	}
+	o := Options{Seeds: w.Seeds(), Dir: dir, Concurrency: 4, ExpectedURLs: 100_000}
+	o.Politeness.Delay = -1
+	o.Admission.MaxDepth = -1
+	o.Fetch.AllowPrivate = true
+	o.Fetch.Resolver = w.Resolver()
+	runRedisWorkers(t, 2, o, prefix)
 	logs, _ := filepath.Glob(filepath.Join(dir, "crawl-*.log.jsonl"))
 	var entries []storage.Entry
 	for _, l := range logs {
@@ -94,4 +50,67 @@ func TestCrawlCapturesRedis(t *testing.T) {
 	if listed == 0 {
 		t.Error("no sitemap-listed page logged with its lastmod")
 	}
+}
+
+// testRedisPrefix returns a fresh key prefix on the test Redis, whose keys
+// are deleted when the test ends; it skips the test without Redis, or
+// fails it under CI=true.
+func testRedisPrefix(t *testing.T, name string) string {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: capturesTestRedis})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	err := rdb.Ping(ctx).Err()
+	cancel()
+	if err != nil {
+		rdb.Close()
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("redis at %s: %v (CI=true: Redis is required)", capturesTestRedis, err)
+		}
+		t.Skipf("no redis at %s: %v", capturesTestRedis, err)
+	}
+	var b [6]byte
+	rand.Read(b[:])
+	prefix := "lctest:" + name + ":" + hex.EncodeToString(b[:]) + ":"
+	t.Cleanup(func() {
+		keys, _ := rdb.Keys(context.Background(), prefix+"*").Result()
+		if len(keys) > 0 {
+			rdb.Del(context.Background(), keys...)
+		}
+		rdb.Close()
+	})
+	return prefix
+}
+
+// runRedisWorkers runs n crawls of o side by side as the workers of one
+// Redis-mode crawl under prefix, and returns their Stats.
+func runRedisWorkers(t *testing.T, n int, o Options, prefix string) []Stats {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	stats := make([]Stats, n)
+	for i := range errs {
+		o := o
+		o.Redis = &RedisOptions{URL: "redis://" + capturesTestRedis, Prefix: prefix, Worker: "w" + string(rune('0'+i))}
+		wg.Go(func() {
+			c, err := New(o)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			errs[i] = c.Run(ctx)
+			stats[i] = c.Stats()
+			if cerr := c.Close(); errs[i] == nil {
+				errs[i] = cerr
+			}
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("worker %d: %v", i, err)
+		}
+	}
+	return stats
 }

@@ -74,6 +74,7 @@ func (c *Crawler) startRedis(ctx context.Context) error {
 			return err
 		}
 	}
+	c.retries = true // retry records live in the hosts' retry sets in Redis
 	c.mu.Lock()
 	c.queue = r.front
 	c.robots = fetch.NewRobotsCache(redisfrontier.NewSharedRobots(r.client, c.fetcher, 0), fetch.RobotsCacheOptions{OnFetch: c.robotsFetched})

@@ -93,6 +93,59 @@ func TestRetriesReachFullCoverage(t *testing.T) {
 	}
 	took := time.Since(start)
 	entries := readLog(t, filepath.Join(dir, "crawl.log.jsonl"))
+	retried, extra := checkRetriedCoverage(t, in, want, entries)
+	s := c.Stats()
+	if s.Fetch.Retried != uint64(retried) || s.Fetch.RetriesExhausted != 0 || s.Retrying != 0 {
+		t.Errorf("Stats: retried %d, exhausted %d, retrying %d; want %d, 0, 0", s.Fetch.Retried, s.Fetch.RetriesExhausted, s.Retrying, retried)
+	}
+	t.Logf("%d URLs, %d retried attempts (%d beyond the plan), %d log lines, %v", len(want), retried, extra, len(entries), took)
+}
+
+// TestRetriesReachFullCoverageRedis is TestRetriesReachFullCoverage with
+// two workers sharing a Redis frontier: a URL that failed waits in its
+// host's retry set in Redis and comes back, to either worker, as the next
+// attempt.
+func TestRetriesReachFullCoverageRedis(t *testing.T) {
+	prefix := testRedisPrefix(t, "retries")
+	pages := 240
+	if raceEnabled {
+		pages = 120
+	}
+	in, w := faultyWeb(t, faults.Options{Seed: 13, Rate: 0.2}, testweb.Options{Hosts: 16, Pages: pages})
+	exp, err := w.Expected(testweb.ExpectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	o := retryOptions(w, dir)
+	o.Concurrency = 8
+	if raceEnabled {
+		o.Fetch.FetchTimeout = time.Second
+	}
+	stats := runRedisWorkers(t, 2, o, prefix)
+	logs, _ := filepath.Glob(filepath.Join(dir, "crawl-*.log.jsonl"))
+	var entries []storage.Entry
+	for _, l := range logs {
+		entries = append(entries, readLog(t, l)...)
+	}
+	retried, extra := checkRetriedCoverage(t, in, exp.Fetched(), entries)
+	var counted uint64
+	for _, s := range stats {
+		counted += s.Fetch.Retried
+	}
+	shared := stats[0].Redis
+	if counted != uint64(retried) || shared == nil || shared.Retried != uint64(retried) || shared.Retrying != 0 {
+		t.Errorf("retries counted by the workers %d, in Redis %+v; want %d, none waiting", counted, shared, retried)
+	}
+	t.Logf("%d URLs, %d retried attempts (%d beyond the plan), %d log lines", len(exp.Fetched()), retried, extra, len(entries))
+}
+
+// checkRetriedCoverage checks a crawl of a faulty web: every URL of want
+// fetched in the end, each with one log line per attempt, as many as the
+// injector's plan (or more, never fewer), numbered, "will-retry" on all
+// but the last. It returns the retried attempts and those beyond the plan.
+func checkRetriedCoverage(t *testing.T, in *faults.Injector, want []string, entries []storage.Entry) (retried, extra int) {
+	t.Helper()
 	byURL := attemptsByURL(entries)
 	var got []string
 	for u := range byURL {
@@ -102,9 +155,10 @@ func TestRetriesReachFullCoverage(t *testing.T) {
 	if m := missingFrom(want, got); len(m) > 0 {
 		t.Errorf("%d of %d URLs never fetched, as %q", len(m), len(want), m[:min(len(m), 5)])
 	}
-	retried, extra := 0, 0
 	for _, u := range want {
 		lines := byURL[u]
+		// Two workers log in two files: order a URL's lines by attempt.
+		slices.SortStableFunc(lines, func(a, b storage.Entry) int { return a.Attempt - b.Attempt })
 		last, attempts, err := in.Outcome(u, DefaultMaxRetries)
 		if err != nil {
 			t.Fatal(err)
@@ -136,14 +190,10 @@ func TestRetriesReachFullCoverage(t *testing.T) {
 		retried += len(lines) - 1
 		extra += len(lines) - attempts
 	}
-	s := c.Stats()
-	if s.Fetch.Retried != uint64(retried) || s.Fetch.RetriesExhausted != 0 || s.Retrying != 0 {
-		t.Errorf("Stats: retried %d, exhausted %d, retrying %d; want %d, 0, 0", s.Fetch.Retried, s.Fetch.RetriesExhausted, s.Retrying, retried)
-	}
 	if retried < len(want)/8 {
 		t.Errorf("only %d retries for %d URLs at a 20%% failure rate", retried, len(want))
 	}
-	t.Logf("%d URLs, %d retried attempts (%d beyond the plan), %d log lines, %v", len(want), retried, extra, len(entries), took)
+	return retried, extra
 }
 
 // TestRetryBadInput checks the hostile cases of issue 12 §5: a host that

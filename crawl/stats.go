@@ -24,7 +24,8 @@ type Stats struct {
 	// the entries out.
 	Queued int64
 	// Retrying counts URLs waiting for a retry after a transient
-	// failure (Options.Retry), including those out (local mode).
+	// failure (Options.Retry): including those out in local mode, in the
+	// hosts' retry sets in Redis mode.
 	Retrying int64
 	// Slowed counts the hosts whose delay is raised now because they
 	// answered 429 or 503, EverSlowed those slowed down in this run, and
@@ -191,7 +192,7 @@ func (c *Crawler) Stats() Stats {
 		r.mu.Unlock()
 		s.Redis = rs
 		s.Pages, s.Errors, s.Queued, s.Hosts, s.InFlight = rs.Pages, rs.Errors, rs.Queued, int(rs.Hosts), int(rs.Leased)
-		s.New, s.Duplicates = rs.New, rs.Dup
+		s.New, s.Duplicates, s.Retrying = rs.New, rs.Dup, rs.Retrying
 		s.Filter = FilterStats{ExpectedURLs: c.opts.ExpectedURLs, Target: c.opts.FalsePositiveRate}
 		if n := len(rs.Fill); n > 0 {
 			s.Filter.Fill = rs.Fill[n-1]

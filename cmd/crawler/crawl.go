@@ -75,7 +75,7 @@ func crawlFlags(fs *flag.FlagSet, c *crawlCommand) {
 	fs.IntVar(&o.Sitemap.MaxURLs, "sitemap-max-urls", fetch.DefaultSitemapMaxURLs, "most URLs read from one sitemap file; the rest are cut and counted (-1: no limit)")
 	fs.Int64Var(&o.Sitemap.MaxBytes, "sitemap-max-bytes", fetch.DefaultSitemapMaxBytes, "most bytes of one sitemap file, counted after decompression; a longer one is cut there and counted (too large, or a gzip bomb)")
 	r := &o.Retry
-	fs.IntVar(&r.MaxRetries, "max-retries", crawl.DefaultMaxRetries, "times a URL is fetched again after a transient failure (refused or reset connection, timeout, truncated body, temporary DNS failure, HTTP 408, 425, 429, 500, 502, 503, 504); local mode (-1: never)")
+	fs.IntVar(&r.MaxRetries, "max-retries", crawl.DefaultMaxRetries, "times a URL is fetched again after a transient failure (refused or reset connection, timeout, truncated body, temporary DNS failure, HTTP 408, 425, 429, 500, 502, 503, 504), in local and Redis mode (-1: never)")
 	durationVar(fs, &r.Backoff, "retry-backoff", crawl.DefaultRetryBackoff, "wait before the first retry, doubled for each further one, with jitter (-1: only the host's delay)")
 	durationVar(fs, &r.MaxBackoff, "max-retry-backoff", crawl.DefaultMaxBackoff, "cap on the wait before a retry (-1: no cap)")
 	durationVar(fs, &r.MaxRetryAfter, "max-retry-after", crawl.DefaultMaxRetryAfter, "cap on the wait a response's Retry-After asks for (-1: no cap)")

@@ -92,7 +92,7 @@ func redisState(params string, st redisfrontier.Stats) string {
 	switch {
 	case params == "" && st.Served == 0 && st.Queued == 0:
 		return "not started"
-	case st.Queued == 0 && st.Leased == 0:
+	case st.Queued == 0 && st.Leased == 0 && st.Retrying == 0:
 		return "finished"
 	}
 	return "running"
@@ -103,7 +103,8 @@ func redisState(params string, st redisfrontier.Stats) string {
 func printStatus(w io.Writer, prefix, params string, st redisfrontier.Stats) {
 	fmt.Fprintf(w, "crawl %q: %s\n", prefix, redisState(params, st))
 	fmt.Fprintf(w, "pages fetched %d, errors %d, completed %d, handed out %d\n", st.Pages, st.Errors, st.Done, st.Served)
-	fmt.Fprintf(w, "queued %d on %d waiting hosts, %d hosts in flight\n", st.Queued, st.Hosts, st.Leased)
+	fmt.Fprintf(w, "queued %d on %d waiting hosts, %d hosts in flight, %d URLs waiting for a retry (%d retries in all)\n",
+		st.Queued, st.Hosts, st.Leased, st.Retrying, st.Retried)
 	if len(st.Holders) > 0 {
 		// A dead worker shows here until the others' heartbeats (or,
 		// without heartbeats, its leases' expiry) give its hosts back.

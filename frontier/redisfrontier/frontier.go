@@ -121,7 +121,13 @@ type record struct {
 	Hops    string `json:"h,omitempty"`
 	Sitemap bool   `json:"s,omitempty"`
 	LastMod int64  `json:"m,omitempty"` // Unix seconds
+	// Attempt counts the earlier fetches that failed transiently (a
+	// retry record; frontier.Entry.Attempt).
+	Attempt int `json:"a,omitempty"`
 }
+
+// maxAttempt bounds a record's attempt count: far above any retry limit.
+const maxAttempt = 1000
 
 // maxLastMod bounds a record's lastmod (Unix seconds, about 35,000 years
 // either way) so that every accepted value survives time.Unix unchanged.
@@ -134,7 +140,7 @@ func encodeRecord(e frontier.Entry) string {
 
 // newRecord returns the record of an entry.
 func newRecord(e frontier.Entry) record {
-	r := record{URL: e.URL, Depth: e.Depth, Redirects: e.Redirects, Via: e.Via, Hops: e.Hops, Sitemap: e.Sitemap}
+	r := record{URL: e.URL, Depth: e.Depth, Redirects: e.Redirects, Via: e.Via, Hops: e.Hops, Sitemap: e.Sitemap, Attempt: e.Attempt}
 	if !e.LastMod.IsZero() {
 		r.LastMod = e.LastMod.Unix()
 	}
@@ -148,10 +154,11 @@ func decodeRecord(s string) (frontier.Entry, error) {
 	if err := json.Unmarshal([]byte(s), &r); err != nil {
 		return frontier.Entry{}, fmt.Errorf("%w: entry %.60q: %w", ErrCorrupt, s, err)
 	}
-	if r.URL == "" || r.Depth < 0 || r.Redirects < 0 || len(r.Hops) > frontier.MaxHopPath || r.LastMod < -maxLastMod || r.LastMod > maxLastMod {
-		return frontier.Entry{}, fmt.Errorf("%w: entry %.60q: missing URL, negative depth, overlong hop path or lastmod out of range", ErrCorrupt, s)
+	if r.URL == "" || r.Depth < 0 || r.Redirects < 0 || len(r.Hops) > frontier.MaxHopPath || r.LastMod < -maxLastMod || r.LastMod > maxLastMod ||
+		r.Attempt < 0 || r.Attempt > maxAttempt {
+		return frontier.Entry{}, fmt.Errorf("%w: entry %.60q: missing URL, negative depth, overlong hop path, lastmod or attempt out of range", ErrCorrupt, s)
 	}
-	e := frontier.Entry{URL: r.URL, Depth: r.Depth, Redirects: r.Redirects, Via: r.Via, Hops: r.Hops, Sitemap: r.Sitemap}
+	e := frontier.Entry{URL: r.URL, Depth: r.Depth, Redirects: r.Redirects, Via: r.Via, Hops: r.Hops, Sitemap: r.Sitemap, Attempt: r.Attempt}
 	if r.LastMod != 0 {
 		e.LastMod = time.Unix(r.LastMod, 0).UTC()
 	}
@@ -166,6 +173,10 @@ type stage struct {
 	Failed  bool     `json:"x,omitempty"`
 	DelayMS int64    `json:"w,omitempty"`
 	Cands   []record `json:"c,omitempty"`
+	// Retry, when set, is the retry record to keep, due at RetryDue
+	// (Unix ms): the fetch failed transiently.
+	Retry    string `json:"y,omitempty"`
+	RetryDue int64  `json:"z,omitempty"`
 }
 
 func decodeStage(s string) (stage, error) {
@@ -281,6 +292,9 @@ for _, h in ipairs(expired) do
   redis.call('ZREM', leases, h)
   if redis.call('LLEN', tag..':q:'..h) > 0 then
     redis.call('ZADD', ready, now, h)
+  else
+    local rd = redis.call('ZRANGE', tag..':rq:'..h, 0, 0, 'WITHSCORES')
+    if rd[2] then redis.call('ZADD', ready, math.max(now, tonumber(rd[2])), h) end
   end
 end
 if maxPages > 0 and tonumber(redis.call('HGET', stats, 'served') or '0') >= maxPages then
@@ -295,7 +309,20 @@ while true do
   end
   local h = r[1]
   redis.call('ZREM', ready, h)
-  local e = redis.call('LPOP', tag..':q:'..h)
+  -- A due retry goes first; one not due never holds the queue back.
+  local rq = tag..':rq:'..h
+  local e
+  local due = redis.call('ZRANGEBYSCORE', rq, '-inf', now, 'LIMIT', 0, 1)
+  if #due > 0 then
+    e = due[1]
+    redis.call('ZREM', rq, e)
+  else
+    e = redis.call('LPOP', tag..':q:'..h)
+    if not e then
+      local rd = redis.call('ZRANGE', rq, 0, 0, 'WITHSCORES')
+      if rd[2] then redis.call('ZADD', ready, tonumber(rd[2]), h) end
+    end
+  end
   if e then
     redis.call('HSET', out, h, e)
     redis.call('HSET', tok, h, token)
@@ -320,7 +347,9 @@ return 1
 // guard key.
 //
 // ARGV: tag, host, token, now, delay ms, fetched, failed, dup, guard,
-// then pairs of (host, entry).
+// retry record ("" for none), its due time (ms), then pairs of (host,
+// entry). A retry record waits in the host's retry set (rq:<host>, scored
+// by due time) and makes the host ready when due if its queue is empty.
 var doneScript = redis.NewScript(`
 local tag = ARGV[1]
 local h = ARGV[2]
@@ -333,14 +362,15 @@ elseif redis.call('SET', ARGV[9], '1', 'NX') == false then
   return 0
 end
 local n = 0
-for i = 10, #ARGV, 2 do
+for i = 12, #ARGV, 2 do
   local ah, ae = ARGV[i], ARGV[i + 1]
   redis.call('RPUSH', tag..':q:'..ah, ae)
   n = n + 1
   if ah ~= h and not redis.call('ZSCORE', leases, ah) then
     local t = tonumber(redis.call('HGET', nxt, ah) or '0')
     if t < now then t = now end
-    redis.call('ZADD', ready, 'NX', t, ah)
+    -- LT: a host waiting only for a retry becomes ready sooner.
+    redis.call('ZADD', ready, 'LT', t, ah)
   end
 end
 redis.call('HINCRBY', stats, 'new', n)
@@ -359,10 +389,18 @@ if h ~= '' then
   end
   if ARGV[7] == '1' then redis.call('HINCRBY', stats, 'errors', 1) end
   redis.call('HINCRBY', stats, 'done', 1)
+  local rq = tag..':rq:'..h
+  if ARGV[10] ~= '' then
+    redis.call('ZADD', rq, tonumber(ARGV[11]), ARGV[10])
+    redis.call('HINCRBY', stats, 'retried', 1)
+  end
+  local nt = tonumber(redis.call('HGET', nxt, h) or '0')
+  if nt > t then t = nt end
   if redis.call('LLEN', tag..':q:'..h) > 0 then
-    local nt = tonumber(redis.call('HGET', nxt, h) or '0')
-    if nt > t then t = nt end
     redis.call('ZADD', ready, t, h)
+  else
+    local rd = redis.call('ZRANGE', rq, 0, 0, 'WITHSCORES')
+    if rd[2] then redis.call('ZADD', ready, math.max(t, tonumber(rd[2])), h) end
   end
 end
 return 1
@@ -418,7 +456,7 @@ func (f *Frontier) AddSeeds(ctx context.Context, seeds []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	ok, err := f.commit(ctx, "", "", false, false, 0, dup, f.key("seeded:"+id), adds)
+	ok, err := f.commit(ctx, "", "", false, false, 0, dup, f.key("seeded:"+id), "", 0, adds)
 	if err != nil || !ok {
 		return 0, err
 	}
@@ -469,8 +507,8 @@ func (f *Frontier) added(adds []record, segs [][]string) {
 }
 
 // commit runs doneScript.
-func (f *Frontier) commit(ctx context.Context, host, token string, fetched, failed bool, delay time.Duration, dup uint64, guard string, adds []record) (bool, error) {
-	args := []any{f.tag, host, token, f.nowMS(), delay.Milliseconds(), b01(fetched), b01(failed), dup, guard}
+func (f *Frontier) commit(ctx context.Context, host, token string, fetched, failed bool, delay time.Duration, dup uint64, guard string, retry string, retryDue int64, adds []record) (bool, error) {
+	args := []any{f.tag, host, token, f.nowMS(), delay.Milliseconds(), b01(fetched), b01(failed), dup, guard, retry, retryDue}
 	for _, a := range adds {
 		u, err := url.Parse(a.URL)
 		if err != nil || u.Host == "" {
@@ -597,7 +635,7 @@ func (f *Frontier) finishStage(ctx context.Context, host, token, blob string) er
 	if err != nil {
 		return err
 	}
-	ok, err := f.commit(ctx, host, token, st.Fetched, st.Failed, time.Duration(st.DelayMS)*time.Millisecond, dup, "", adds)
+	ok, err := f.commit(ctx, host, token, st.Fetched, st.Failed, time.Duration(st.DelayMS)*time.Millisecond, dup, "", st.Retry, st.RetryDue, adds)
 	if ok {
 		f.added(adds, segs)
 	}
@@ -610,7 +648,9 @@ func (f *Frontier) finishStage(ctx context.Context, host, token, blob string) er
 // all workers). It returns frontier.ErrNotOut (wrapped) for an entry this
 // worker does not hold. When the lease expired meanwhile, the entry was
 // handed to another worker: Done then queues nothing (the other fetch will
-// discover the same links) and returns nil.
+// discover the same links) and returns nil. With out.RetryAt set, the URL
+// waits in its host's retry set and is handed out again, as attempt
+// e.Attempt+1, once due; the host's other URLs go on meanwhile.
 func (f *Frontier) Done(ctx context.Context, e frontier.Entry, out frontier.Outcome) error {
 	f.mu.Lock()
 	l, ok := f.out[e.URL]
@@ -650,6 +690,13 @@ func (f *Frontier) Done(ctx context.Context, e frontier.Entry, out frontier.Outc
 		return nil
 	})
 	st := stage{Batch: f.opts.Seen.NewBatchID(), Fetched: out.Fetched, Failed: out.Failed, DelayMS: delay.Milliseconds(), Cands: cands}
+	if !out.RetryAt.IsZero() {
+		// The URL comes back from the host's retry set when due, as
+		// attempt Attempt+1; the host's other URLs go on meanwhile.
+		r := e
+		r.Attempt++
+		st.Retry, st.RetryDue = encodeRecord(r), out.RetryAt.UnixMilli()
+	}
 	if len(cands) > 0 {
 		blob, _ := json.Marshal(st)
 		var res any
@@ -673,7 +720,7 @@ func (f *Frontier) Done(ctx context.Context, e frontier.Entry, out frontier.Outc
 	if err != nil {
 		return err
 	}
-	queued, err := f.commit(ctx, l.host, l.token, out.Fetched, out.Failed, delay, dup, "", adds)
+	queued, err := f.commit(ctx, l.host, l.token, out.Fetched, out.Failed, delay, dup, "", st.Retry, st.RetryDue, adds)
 	if queued {
 		f.added(adds, segs)
 	}
@@ -704,7 +751,7 @@ func (f *Frontier) Release(e frontier.Entry, fetched bool, crawlDelay time.Durat
 // Stats is a snapshot of a distributed crawl's shared counters.
 type Stats struct {
 	Queued    int64  // entries in the host queues (not counting those out)
-	Hosts     int64  // hosts with queued entries and no lease
+	Hosts     int64  // hosts with queued entries or retries and no lease
 	Leased    int64  // hosts out to a worker (entries in flight)
 	Served    uint64 // entries handed out (re-handed ones count again)
 	Done      uint64 // entries completed
@@ -715,6 +762,8 @@ type Stats struct {
 	Requeued  uint64 // entries of expired leases put back
 	Reclaimed uint64 // staged completions of expired leases finished by another worker
 	Reaped    uint64 // leases of workers whose liveness expired, ended early by another worker's Beat
+	Retried   uint64 // fetches that failed transiently and were kept for a retry (Outcome.RetryAt)
+	Retrying  int64  // retry records waiting in the hosts' retry sets
 	// Holders counts the leased hosts by the id of the worker holding
 	// them (Seen.Worker, which starts every lease token). A dead worker's
 	// leases stay here until they expire and another worker's Next
@@ -757,6 +806,7 @@ func readStats(ctx context.Context, c *Client, tag string) (Stats, error) {
 		}
 		st.Served, st.Done, st.Pages, st.Errors = u("served"), u("done"), u("pages"), u("errors")
 		st.New, st.Dup, st.Requeued, st.Reclaimed, st.Reaped = u("new"), u("dup"), u("requeued"), u("reclaimed"), u("reaped")
+		st.Retried = u("retried")
 		if bad != nil {
 			return bad
 		}
@@ -790,14 +840,19 @@ func readStats(ctx context.Context, c *Client, tag string) (Stats, error) {
 			cmds, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 				for _, h := range hosts[:n] {
 					p.LLen(ctx, tag+":q:"+h)
+					p.ZCard(ctx, tag+":rq:"+h)
 				}
 				return nil
 			})
 			if err != nil {
 				return err
 			}
-			for _, cmd := range cmds {
-				st.Queued += cmd.(*redis.IntCmd).Val()
+			for i, cmd := range cmds {
+				if i%2 == 0 {
+					st.Queued += cmd.(*redis.IntCmd).Val()
+				} else {
+					st.Retrying += cmd.(*redis.IntCmd).Val()
+				}
 			}
 			hosts = hosts[n:]
 		}

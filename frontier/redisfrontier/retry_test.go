@@ -1,0 +1,77 @@
+package redisfrontier
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/layercrawl/layercrawl/frontier"
+)
+
+// TestFrontierRetry: a URL whose fetch failed transiently waits in its
+// host's retry set: the host's other URL is served at once, the frontier
+// is not exhausted while the retry waits, and the URL comes back when due
+// as the next attempt. A retry survives the worker: it is in Redis.
+func TestFrontierRetry(t *testing.T) {
+	ctx := context.Background()
+	c := testClient(t)
+	opts := Options{Politeness: frontier.PolitenessOptions{Delay: -1}, Lease: time.Minute, Poll: 10 * time.Millisecond}
+	a := openTestFrontier(t, c, opts)
+	g := graph{n: 6}
+	if _, err := a.AddSeeds(ctx, []string{g.url(0), g.url(3)}); err != nil { // one host: h0.test
+		t.Fatal(err)
+	}
+	e, err := a.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const wait = 300 * time.Millisecond
+	due := time.Now().Add(wait)
+	if err := a.Done(ctx, e, frontier.Outcome{Failed: true, RetryAt: due}); err != nil {
+		t.Fatal(err)
+	}
+	// A second worker serves the host's other URL at once.
+	b := openTestFrontier(t, c, opts)
+	start := time.Now()
+	e2, err := b.Next(ctx)
+	if err != nil || e2.URL == e.URL || time.Since(start) > wait/2 {
+		t.Fatalf("Next = %q, %v after %v; want the other URL at once", e2.URL, err, time.Since(start))
+	}
+	if st, err := b.Stats(ctx); err != nil || st.Retrying != 1 || st.Retried != 1 {
+		t.Errorf("Stats = %+v, %v; want 1 retry waiting", st, err)
+	}
+	if err := b.Done(ctx, e2, frontier.Outcome{Fetched: true}); err != nil {
+		t.Fatal(err)
+	}
+	// Then the retry, when due, as attempt 1.
+	e3, err := b.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e3.URL != e.URL || e3.Attempt != 1 || time.Now().Before(due) {
+		t.Fatalf("Next = %+v at %v; want %s as attempt 1 at %v or later", e3, time.Now(), e.URL, due)
+	}
+	if err := b.Done(ctx, e3, frontier.Outcome{Fetched: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Next(ctx); !errors.Is(err, frontier.ErrExhausted) {
+		t.Fatalf("Next after the retry = %v, want ErrExhausted", err)
+	}
+	if st, err := b.Stats(ctx); err != nil || st.Retrying != 0 || st.Done != 3 {
+		t.Errorf("Stats = %+v, %v; want no retry waiting, 3 done", st, err)
+	}
+}
+
+func TestRecordAttempt(t *testing.T) {
+	e := frontier.Entry{URL: "http://a.test/x", Attempt: 2}
+	got, err := decodeRecord(encodeRecord(e))
+	if err != nil || got.Attempt != 2 {
+		t.Fatalf("round trip of attempt 2: %+v, %v", got, err)
+	}
+	for _, bad := range []string{`{"u":"http://a.test/","a":-1}`, `{"u":"http://a.test/","a":1001}`} {
+		if _, err := decodeRecord(bad); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("decodeRecord(%s) = %v, want ErrCorrupt", bad, err)
+		}
+	}
+}
