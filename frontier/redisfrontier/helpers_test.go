@@ -181,3 +181,14 @@ func (r *privateRedis) stop() {
 	}
 	r.cmd = nil
 }
+
+// kill kills the server (SIGKILL: no shutdown, the AOF is as the last
+// write left it) and waits.
+func (r *privateRedis) kill() {
+	if r.cmd == nil || r.cmd.Process == nil {
+		return
+	}
+	r.cmd.Process.Kill()
+	r.cmd.Wait()
+	r.cmd = nil
+}
