@@ -74,26 +74,8 @@ func TestCrawlRedisWorkerKilled(t *testing.T) {
 		concurrency = 4
 		killAt      = 800 // pages in the victim's log: about 40% of the crawl
 	)
-	// The lease is the default two minutes: the survivors get the dead
-	// worker's hosts back through the heartbeats (liveness 3s here), not
-	// by waiting for its leases to expire (issue #12, section 3).
-	args := []string{"--seeds", seeds, "--out", out, "--delay", "-1", "--allow-private",
-		"--concurrency", fmt.Sprint(concurrency), "--expected-urls", "100000", "--progress-interval", "1s",
-		"--fetch-timeout", "3s", "--redis-lease", "2m", "--redis-heartbeat", "1s",
-		"--redis", "redis://" + statusTestRedis, "--redis-prefix", prefix}
-
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
 	start := time.Now()
-	cmds, outs, errs := startCrawlChildren(t, ctx, workers, args)
-	defer func() {
-		for _, cmd := range cmds {
-			if cmd.ProcessState == nil {
-				cmd.Process.Kill()
-				cmd.Wait()
-			}
-		}
-	}()
+	cmds, outs, errs := startVictimCrawl(t, workers, concurrency, seeds, out, prefix)
 
 	victim := cmds[0]
 	held, victimID := killHoldingLeases(t, rdb, prefix, victim, errs[0], out, killAt)
@@ -284,21 +266,7 @@ func TestCrawlRedisWorkerStopped(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	seeds := writeSeeds(t, dir, site.Roots())
 	const workers, concurrency, stopAt, stopFor = 3, 4, 800, 20 * time.Second
-	args := []string{"--seeds", seeds, "--out", out, "--delay", "-1", "--allow-private",
-		"--concurrency", fmt.Sprint(concurrency), "--expected-urls", "100000", "--progress-interval", "1s",
-		"--fetch-timeout", "3s", "--redis-lease", "2m", "--redis-heartbeat", "1s",
-		"--redis", "redis://" + statusTestRedis, "--redis-prefix", prefix}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmds, outs, errs := startCrawlChildren(t, ctx, workers, args)
-	defer func() {
-		for _, cmd := range cmds {
-			if cmd.ProcessState == nil {
-				cmd.Process.Kill()
-				cmd.Wait()
-			}
-		}
-	}()
+	cmds, outs, errs := startVictimCrawl(t, workers, concurrency, seeds, out, prefix)
 	victim := cmds[0]
 	held, victimID, _ := freezeHoldingLeases(t, rdb, prefix, victim, errs[0], out, stopAt)
 	stopped := time.Now()
@@ -343,4 +311,29 @@ func TestCrawlRedisWorkerStopped(t *testing.T) {
 	checkServed(t, hosts, wantFetched, held, workers)
 	checkLogFields(t, entries)
 	checkWARC(t, out, entries, held, false)
+}
+
+// startVictimCrawl starts the worker processes of TestCrawlRedisWorkerKilled
+// and TestCrawlRedisWorkerStopped, and kills any still running when the
+// test ends. The lease is the default two minutes: the others get a dead
+// worker's hosts back through the heartbeats (liveness 3s here), not by
+// waiting for its leases to expire (issue #12, section 3).
+func startVictimCrawl(t *testing.T, workers, concurrency int, seeds, out, prefix string) (cmds []*exec.Cmd, outs, errs []*syncBuffer) {
+	t.Helper()
+	args := []string{"--seeds", seeds, "--out", out, "--delay", "-1", "--allow-private",
+		"--concurrency", fmt.Sprint(concurrency), "--expected-urls", "100000", "--progress-interval", "1s",
+		"--fetch-timeout", "3s", "--redis-lease", "2m", "--redis-heartbeat", "1s",
+		"--redis", "redis://" + statusTestRedis, "--redis-prefix", prefix}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	cmds, outs, errs = startCrawlChildren(t, ctx, workers, args)
+	t.Cleanup(func() {
+		for _, cmd := range cmds {
+			if cmd.ProcessState == nil {
+				cmd.Process.Kill()
+				cmd.Wait()
+			}
+		}
+		cancel()
+	})
+	return cmds, outs, errs
 }

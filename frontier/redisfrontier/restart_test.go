@@ -10,6 +10,60 @@ import (
 	"github.com/layercrawl/layercrawl/frontier"
 )
 
+// restartCrawl is a crawl of a 900-page graph by two workers of three
+// goroutines on a private redis-server, for the restart tests.
+type restartCrawl struct {
+	g       graph
+	workers []*Frontier
+	wait    func(t *testing.T)
+
+	mu    sync.Mutex // protects count
+	count []int      // fetches per page
+	total atomic.Int64
+	last  atomic.Int64 // when the last page was fetched, Unix ns
+}
+
+const restartGoroutines = 3
+
+// startRestartCrawl starts the crawl on r and returns once 250 pages are
+// fetched. The lease is far longer than a fetch (1ms) and the outage
+// (700ms plus the restart), so no lease of a live worker may expire: a
+// lease that does was left behind by a retry.
+func startRestartCrawl(t *testing.T, ctx context.Context, r *privateRedis, prefix string) *restartCrawl {
+	t.Helper()
+	rc := &restartCrawl{g: graph{n: 900}, workers: make([]*Frontier, 2)}
+	rc.count = make([]int, rc.g.n)
+	for i := range rc.workers {
+		c, err := Dial(ctx, Config{URL: "redis://" + r.addr(), Prefix: prefix, MinBackoff: 20 * time.Millisecond, MaxBackoff: 300 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		rc.workers[i] = openTestFrontier(t, c, Options{Politeness: frontier.PolitenessOptions{Delay: -1}, Poll: 20 * time.Millisecond, Lease: 15 * time.Second})
+	}
+	if _, err := rc.workers[0].AddSeeds(ctx, rc.g.seeds()); err != nil {
+		t.Fatal(err)
+	}
+	rc.wait = crawlWorkers(ctx, rc.workers, rc.g, restartGoroutines, func(i int) {
+		rc.mu.Lock()
+		rc.count[i]++
+		rc.mu.Unlock()
+		rc.total.Add(1)
+		rc.last.Store(time.Now().UnixNano())
+		time.Sleep(time.Millisecond)
+	})
+	for rc.total.Load() < 250 {
+		if ctx.Err() != nil {
+			t.Fatal("crawl did not reach 250 pages")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	return rc
+}
+
+// inFlight is the most entries the workers hold at once.
+func (rc *restartCrawl) inFlight() int { return len(rc.workers) * restartGoroutines }
+
 // TestCrawlSurvivesRedisRestart: two workers crawl a 900-page graph on a
 // private Redis with AOF persistence, which is shut down mid-crawl and
 // started again 700ms later. The workers retry meanwhile and the crawl
@@ -24,60 +78,17 @@ func TestCrawlSurvivesRedisRestart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	start := time.Now()
-	g := graph{n: 900}
-	const goroutines = 3
-	var mu sync.Mutex
-	count := make([]int, g.n)
-	var total atomic.Int64
-	fetched := func(i int) {
-		mu.Lock()
-		count[i]++
-		mu.Unlock()
-		total.Add(1)
-		time.Sleep(time.Millisecond)
-	}
-	workers := make([]*Frontier, 2)
-	for i := range workers {
-		c, err := Dial(ctx, Config{URL: "redis://" + r.addr(), Prefix: "restart:", MinBackoff: 20 * time.Millisecond, MaxBackoff: 300 * time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		// The lease is far longer than a fetch (1ms) and the outage
-		// (700ms plus the restart), so no lease of a live worker may
-		// expire: a lease that does was left behind by a retry.
-		workers[i] = openTestFrontier(t, c, Options{Politeness: frontier.PolitenessOptions{Delay: -1}, Poll: 20 * time.Millisecond, Lease: 15 * time.Second})
-	}
-	if _, err := workers[0].AddSeeds(ctx, g.seeds()); err != nil {
-		t.Fatal(err)
-	}
-	wait := crawlWorkers(ctx, workers, g, goroutines, fetched)
-	for total.Load() < 250 {
-		if ctx.Err() != nil {
-			t.Fatal("crawl did not reach 250 pages")
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	rc := startRestartCrawl(t, ctx, r, "restart:")
 	r.stop()
-	atRestart := total.Load()
+	atRestart := rc.total.Load()
 	time.Sleep(700 * time.Millisecond)
 	r.start()
-	wait(t)
-	twice := 0
-	for i, n := range count {
-		switch {
-		case n == 0:
-			t.Errorf("page %d never fetched", i)
-		case n > 2:
-			t.Errorf("page %d fetched %d times", i, n)
-		case n == 2:
-			twice++
-		}
+	rc.wait(t)
+	_, twice := checkFetchCounts(t, rc.count, false)
+	if twice > rc.inFlight() {
+		t.Errorf("%d pages fetched twice, want at most the %d in flight", twice, rc.inFlight())
 	}
-	if twice > len(workers)*goroutines {
-		t.Errorf("%d pages fetched twice, want at most the %d in flight", twice, len(workers)*goroutines)
-	}
-	st, err := workers[0].Stats(ctx)
+	st, err := rc.workers[0].Stats(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +98,7 @@ func TestCrawlSurvivesRedisRestart(t *testing.T) {
 		t.Errorf("%d entries re-queued and %d completions reclaimed after lease expiry, want 0: a lease of a live worker was orphaned",
 			st.Requeued, st.Reclaimed)
 	}
-	if atRestart >= int64(g.n) {
+	if atRestart >= int64(rc.g.n) {
 		t.Errorf("the restart came after the crawl had ended (%d pages)", atRestart)
 	}
 	t.Logf("restart after %d pages; pages fetched twice: %d; crawl took %v", atRestart, twice, time.Since(start).Round(time.Millisecond))
@@ -114,73 +125,51 @@ func TestCrawlSurvivesRedisCrash(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			start := time.Now()
-			g := graph{n: 900}
-			const goroutines = 3
-			var mu sync.Mutex
-			count := make([]int, g.n)
-			var total atomic.Int64
-			var last atomic.Int64 // when the last page was fetched, Unix ns
-			fetched := func(i int) {
-				mu.Lock()
-				count[i]++
-				mu.Unlock()
-				total.Add(1)
-				last.Store(time.Now().UnixNano())
-				time.Sleep(time.Millisecond)
-			}
-			workers := make([]*Frontier, 2)
-			for i := range workers {
-				c, err := Dial(ctx, Config{URL: "redis://" + r.addr(), Prefix: "crash:", MinBackoff: 20 * time.Millisecond, MaxBackoff: 300 * time.Millisecond})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer c.Close()
-				workers[i] = openTestFrontier(t, c, Options{Politeness: frontier.PolitenessOptions{Delay: -1}, Poll: 20 * time.Millisecond, Lease: 15 * time.Second})
-			}
-			if _, err := workers[0].AddSeeds(ctx, g.seeds()); err != nil {
-				t.Fatal(err)
-			}
-			wait := crawlWorkers(ctx, workers, g, goroutines, fetched)
-			for total.Load() < 250 {
-				if ctx.Err() != nil {
-					t.Fatal("crawl did not reach 250 pages")
-				}
-				time.Sleep(2 * time.Millisecond)
-			}
+			rc := startRestartCrawl(t, ctx, r, "crash:")
 			r.kill()
 			killed := time.Now()
-			atKill := total.Load()
+			atKill := rc.total.Load()
 			time.Sleep(700 * time.Millisecond)
 			r.start()
 			restarted := time.Now()
-			for total.Load() == atKill || last.Load() < restarted.UnixNano() {
+			for rc.total.Load() == atKill || rc.last.Load() < restarted.UnixNano() {
 				if ctx.Err() != nil {
 					t.Fatal("no page fetched after the restart")
 				}
 				time.Sleep(time.Millisecond)
 			}
 			resumed := time.Since(killed)
-			wait(t)
-			lost, twice := 0, 0
-			for _, n := range count {
-				switch {
-				case n == 0:
-					lost++
-				case n == 2:
-					twice++
-				case n > 2:
-					t.Errorf("a page fetched %d times", n)
-				}
+			rc.wait(t)
+			lost, twice := checkFetchCounts(t, rc.count, fsync != "always")
+			if twice > rc.inFlight() {
+				t.Errorf("appendfsync %s: %d pages fetched twice; want at most %d (in flight)", fsync, twice, rc.inFlight())
 			}
-			inFlight := len(workers) * goroutines
-			if fsync == "always" && (lost > 0 || twice > inFlight) {
-				t.Errorf("appendfsync always: %d pages lost, %d fetched twice; want none lost, at most %d (in flight) twice", lost, twice, inFlight)
-			}
-			if lost > inFlight || twice > 2*inFlight {
-				t.Errorf("appendfsync %s: %d pages lost, %d fetched twice: more than the writes of the last moments", fsync, lost, twice)
+			if lost > rc.inFlight() {
+				t.Errorf("appendfsync %s: %d pages lost: more than the writes of the last moments", fsync, lost)
 			}
 			t.Logf("appendfsync %s: killed after %d of %d pages; fetching resumed %v after the kill (700ms down); %d pages lost, %d fetched twice; crawl took %v",
-				fsync, atKill, g.n, resumed.Round(time.Millisecond), lost, twice, time.Since(start).Round(time.Millisecond))
+				fsync, atKill, rc.g.n, resumed.Round(time.Millisecond), lost, twice, time.Since(start).Round(time.Millisecond))
 		})
 	}
+}
+
+// checkFetchCounts reports a page fetched more than twice, and one never
+// fetched unless lostOK, and returns how many pages were never fetched
+// and how many twice.
+func checkFetchCounts(t *testing.T, count []int, lostOK bool) (lost, twice int) {
+	t.Helper()
+	for i, n := range count {
+		switch {
+		case n == 0:
+			lost++
+			if !lostOK {
+				t.Errorf("page %d never fetched", i)
+			}
+		case n == 2:
+			twice++
+		case n > 2:
+			t.Errorf("page %d fetched %d times", i, n)
+		}
+	}
+	return lost, twice
 }
