@@ -55,6 +55,13 @@ func (c *Crawler) visit(ctx context.Context, ent frontier.Entry) (out frontier.O
 	}
 	out.CrawlDelay = robots.CrawlDelay(c.opts.Fetch.UserAgent)
 	out.RobotsSitemaps = c.robotsSitemaps(ent.URL, robots)
+	if ent.Sitemap && !c.opts.NoSitemaps {
+		release, ok := c.sitemaps.acquire(ctx)
+		if !ok {
+			return out, false, nil
+		}
+		defer release()
+	}
 	res, ferr := c.fetchEntry(ctx, ent)
 	if ferr != nil && ctx.Err() != nil {
 		return out, false, nil
@@ -109,7 +116,18 @@ func (c *Crawler) visit(ctx context.Context, ent frontier.Entry) (out frontier.O
 		links = nil
 	}
 	c.counters.pages.Add(1)
-	out.Links, out.Embeds = splitHops(links)
+	var refresh string
+	out.Links, out.Embeds, refresh = splitHops(links)
+	if refresh != "" && out.Redirect == "" {
+		// A meta refresh is resolved against the page's base, as its
+		// links are; the frontier resolves a redirect against the URL.
+		if res != nil && res.Base != nil {
+			if u, err := res.Base.Parse(refresh); err == nil {
+				refresh = u.String()
+			}
+		}
+		out.Redirect = refresh
+	}
 	return out, true, nil
 }
 
