@@ -38,10 +38,19 @@ type SitemapStats struct {
 	TooDeep     uint64 // indexes past MaxSitemapNesting, not followed
 }
 
+// maxSitemapsInFlight bounds the sitemaps fetched and read at once: a
+// sitemap may be 50 MiB (Options.Sitemap.MaxBytes) once inflated, and its
+// body stays in memory until it is archived and parsed, so Concurrency
+// workers reading sitemaps at once could hold Concurrency times that.
+// Workers beyond it wait; the others' pages go on.
+const maxSitemapsInFlight = 2
+
 // sitemapState is the crawl's sitemap bookkeeping.
 type sitemapState struct {
 	mu    sync.Mutex      // protects sites
 	sites map[string]bool // sites whose robots.txt Sitemap lines were queued
+
+	inFlight chan struct{} // a token per sitemap being fetched or read (maxSitemapsInFlight)
 
 	files, urls, cut, skipped                       atomic.Uint64
 	malformed, contentType, tooLarge, bomb, tooDeep atomic.Uint64
@@ -79,6 +88,24 @@ func (c *Crawler) robotsSitemaps(page string, robots *fetch.Robots) []string {
 		s.sites[site] = true
 	}
 	return robots.Sitemaps()
+}
+
+// acquire waits until fewer than maxSitemapsInFlight sitemaps are being
+// fetched or read and returns the function that ends this one; ok is false
+// when ctx ended first.
+func (s *sitemapState) acquire(ctx context.Context) (release func(), ok bool) {
+	s.mu.Lock()
+	if s.inFlight == nil {
+		s.inFlight = make(chan struct{}, maxSitemapsInFlight)
+	}
+	ch := s.inFlight
+	s.mu.Unlock()
+	select {
+	case ch <- struct{}{}:
+		return func() { <-ch }, true
+	case <-ctx.Done():
+		return nil, false
+	}
 }
 
 // fetchEntry fetches ent: a sitemap with the sitemap size limit (one byte

@@ -7,7 +7,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/layercrawl/layercrawl/internal/testweb"
 )
 
 // Faulty sitemaps each get their counted, specific error, and the crawl
@@ -108,5 +112,30 @@ func TestSitemapFaults(t *testing.T) {
 	s := c.Stats().Fetch.Sitemaps
 	if s.Malformed != 1 || s.ContentType != 1 || s.GzipBomb != 2 || s.TooLarge != 1 || s.TooDeep != 1 {
 		t.Errorf("SitemapStats %+v: want 1 malformed, 1 content type, 2 gzip bombs, 1 too large, 1 too deep", s)
+	}
+}
+
+// TestSitemapsInFlightBounded: with 16 workers and a sitemap index on each
+// of 12 hosts, no more than maxSitemapsInFlight sitemaps are fetched at
+// once (a sitemap body may be 50 MiB), and the crawl still reads them all.
+func TestSitemapsInFlightBounded(t *testing.T) {
+	var now, most atomic.Int32
+	wrap := func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.Contains(r.URL.Path, "sitemap") {
+				n := now.Add(1)
+				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+				}
+				time.Sleep(20 * time.Millisecond) // long enough for the workers to overlap
+				defer now.Add(-1)
+			}
+			h.ServeHTTP(w, r)
+		})
+	}
+	w, want := startWeb(t, testweb.Options{Seed: 4, Hosts: 12, Pages: 240, Sitemaps: true, Wrap: wrap}, testweb.ExpectOptions{Sitemaps: true})
+	entries, _, _ := crawlWeb(t, w, func(o *Options) { o.Concurrency = 16 })
+	checkCoverage(t, w, want, entries)
+	if m := most.Load(); m > maxSitemapsInFlight || m < 1 {
+		t.Errorf("%d sitemaps fetched at once, want 1..%d", m, maxSitemapsInFlight)
 	}
 }
