@@ -695,7 +695,9 @@ func (f *Frontier) Done(ctx context.Context, e frontier.Entry, out frontier.Outc
 		// attempt Attempt+1; the host's other URLs go on meanwhile.
 		r := e
 		r.Attempt++
-		st.Retry, st.RetryDue = encodeRecord(r), out.RetryAt.UnixMilli()
+		// Rounded up: the script serves it once now, in whole
+		// milliseconds, reaches the due time, never before.
+		st.Retry, st.RetryDue = encodeRecord(r), (out.RetryAt.UnixNano()+int64(time.Millisecond)-1)/int64(time.Millisecond)
 	}
 	if len(cands) > 0 {
 		blob, _ := json.Marshal(st)
