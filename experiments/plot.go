@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"gonum.org/v1/gonum/stat/distuv"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -28,8 +29,9 @@ const (
 )
 
 // legendWidth is the strip right of the data where the legend is drawn, so
-// that it never hides a curve.
-const legendWidth = 3.1 * vg.Inch
+// that it never hides a curve: one line per structure (the line styles are
+// explained under the title), a sixth of the figure.
+const legendWidth = 2 * vg.Inch
 
 // Figure is one plot, written as Name.png and Name.svg.
 type Figure struct {
@@ -37,6 +39,9 @@ type Figure struct {
 	Title  string
 	plot   *plot.Plot
 	legend plot.Legend
+	// upperBounds counts the rates of zero drawn as their interval's
+	// upper bound.
+	upperBounds int
 }
 
 // Figures builds the plots of a run: from the n sweep, FP rate vs n per
@@ -135,6 +140,7 @@ func newPlot(title, x, y string) (*plot.Plot, plot.Legend) {
 	p.Add(plotter.NewGrid())
 	leg := plot.NewLegend()
 	leg.Top, leg.Left = true, true
+	leg.TextStyle.Font.Size = vg.Points(10)
 	return p, leg
 }
 
@@ -171,13 +177,21 @@ func fpVsBits(rows []Row, wl string, structs []string) (Figure, error) {
 	return fpCurves(p, leg, "fp_vs_bits_per_url_"+fileSafe(wl), rows, wl, structs, func(r Row) float64 { return r.BitsPerURL })
 }
 
+// confidence is the level of the intervals drawn on false-positive rates.
+const confidence = 0.95
+
+// fpCurves draws, per structure, the measured rates with their 95%
+// Clopper-Pearson intervals, a rate of zero as a downward triangle at its
+// interval's upper bound (a log axis has no zero: leaving such points out
+// hid 17 of them), and the formula's rate dashed.
 func fpCurves(p *plot.Plot, leg plot.Legend, name string, rows []Row, wl string, structs []string, x func(Row) float64) (Figure, error) {
 	logY(p)
 	lo, hi := math.Inf(1), 0.0
-	zeros := 0
 	type series struct {
 		name           string
 		measured, theo plotter.XYs
+		errs           plotter.YErrors // interval around each measured rate, as deltas
+		zeros          plotter.XYs     // rate 0: the interval's upper bound
 	}
 	var all []series
 	for _, s := range structs {
@@ -187,11 +201,14 @@ func fpCurves(p *plot.Plot, leg plot.Legend, name string, rows []Row, wl string,
 			if r.Workload != wl || r.Structure != s {
 				continue
 			}
+			ciLo, ciHi := clopperPearson(r.FalsePositives, r.Queries, confidence)
 			if r.FPRate > 0 {
 				se.measured = append(se.measured, plotter.XY{X: x(r), Y: r.FPRate})
-				lo, hi = math.Min(lo, r.FPRate), math.Max(hi, r.FPRate)
-			} else {
-				zeros++
+				se.errs = append(se.errs, struct{ Low, High float64 }{r.FPRate - ciLo, ciHi - r.FPRate})
+				lo, hi = math.Min(lo, ciLo), math.Max(hi, ciHi)
+			} else if r.Queries > 0 {
+				se.zeros = append(se.zeros, plotter.XY{X: x(r), Y: ciHi})
+				lo, hi = math.Min(lo, ciHi), math.Max(hi, ciHi)
 			}
 			se.theo = append(se.theo, plotter.XY{X: x(r), Y: r.TheoryFPRate})
 			if r.TheoryFPRate > 0 {
@@ -200,17 +217,19 @@ func fpCurves(p *plot.Plot, leg plot.Legend, name string, rows []Row, wl string,
 		}
 		all = append(all, se)
 	}
-	// A log axis cannot show 0; the floor sits two decades under the
-	// smallest measured rate (theory lines below it are clipped).
-	if math.IsInf(lo, 1) {
+	// A log axis cannot show 0; the floor sits a decade under the least
+	// point drawn (theory lines below it are clipped to it).
+	if math.IsInf(lo, 1) || lo <= 0 {
 		lo = 1e-6
 	}
-	floor := lo / 100
+	floor := lo / 10
 	if hi <= floor {
 		hi = floor * 100
 	}
+	zeroDrawn, bounds := false, 0
 	for i, se := range all {
 		c := structColor(structIndex(structs, se.name))
+		var entry []plot.Thumbnailer
 		if len(se.theo) > 0 {
 			theo := make(plotter.XYs, len(se.theo))
 			for j, xy := range se.theo {
@@ -223,7 +242,7 @@ func fpCurves(p *plot.Plot, leg plot.Legend, name string, rows []Row, wl string,
 			l.Color = c
 			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 			p.Add(l)
-			leg.Add(se.name+" (theory)", l)
+			entry = append(entry, l)
 		}
 		if len(se.measured) > 0 {
 			l, pts, err := plotter.NewLinePoints(se.measured)
@@ -233,16 +252,89 @@ func fpCurves(p *plot.Plot, leg plot.Legend, name string, rows []Row, wl string,
 			l.Color = c
 			pts.Color = c
 			pts.Shape = plotutil.Shape(i)
-			p.Add(l, pts)
-			leg.Add(se.name, l, pts)
+			bars, err := plotter.NewYErrorBars(errorPoints{se.measured, se.errs, floor})
+			if err != nil {
+				return Figure{}, fmt.Errorf("experiments: plot: %w", err)
+			}
+			bars.Color = c
+			p.Add(l, bars, pts)
+			entry = []plot.Thumbnailer{l, pts}
+		}
+		if len(se.zeros) > 0 {
+			sc, err := plotter.NewScatter(se.zeros)
+			if err != nil {
+				return Figure{}, fmt.Errorf("experiments: plot: %w", err)
+			}
+			sc.Color, sc.Shape, sc.Radius = c, downTriangle{}, vg.Points(4)
+			p.Add(sc)
+			zeroDrawn = true
+			bounds += len(se.zeros)
+			if len(se.measured) == 0 {
+				entry = append(entry, sc)
+			}
+		}
+		if len(entry) > 0 {
+			leg.Add(se.name, entry...)
 		}
 	}
-	p.Y.Min, p.Y.Max = floor, hi*2
-	p.Title.Text += "\nsolid: measured; dashed: formula (1)/(4) (drawn on the floor when below it)"
-	if zeros > 0 {
-		p.Title.Text += fmt.Sprintf("; %d point(s) with 0 false positives not drawn", zeros)
+	if zeroDrawn {
+		sc, _ := plotter.NewScatter(plotter.XYs{{}})
+		sc.Color, sc.Shape, sc.Radius = color.Gray{Y: 80}, downTriangle{}, vg.Points(4)
+		leg.Add("0 observed", sc)
 	}
-	return Figure{Name: name, Title: p.Title.Text, plot: p, legend: leg}, nil
+	p.Y.Min, p.Y.Max = floor, hi*2
+	p.Title.Text += fmt.Sprintf("\nsolid: measured, bars: %.0f%% Clopper-Pearson interval; dashed: formula (1)/(4)", 100*confidence)
+	if zeroDrawn {
+		p.Title.Text += "\ntriangles pointing down: no false positive observed, drawn at the interval's upper bound"
+	}
+	return Figure{Name: name, Title: p.Title.Text, plot: p, legend: leg, upperBounds: bounds}, nil
+}
+
+// clopperPearson returns the exact (Clopper-Pearson) two-sided interval at
+// level conf for a binomial rate of x successes in n trials: the
+// conf-interval that never covers less than conf, from the Beta
+// distribution's quantiles. n <= 0 gives [0, 1].
+func clopperPearson(x, n int64, conf float64) (lo, hi float64) {
+	if n <= 0 {
+		return 0, 1
+	}
+	x = min(max(x, 0), n)
+	a := (1 - conf) / 2
+	lo, hi = 0, 1
+	if x > 0 {
+		lo = distuv.Beta{Alpha: float64(x), Beta: float64(n - x + 1)}.Quantile(a)
+	}
+	if x < n {
+		hi = distuv.Beta{Alpha: float64(x + 1), Beta: float64(n - x)}.Quantile(1 - a)
+	}
+	return lo, hi
+}
+
+// errorPoints are measured rates with their intervals for
+// plotter.NewYErrorBars, the lower ends held above the log axis's floor.
+type errorPoints struct {
+	plotter.XYs
+	errs  plotter.YErrors
+	floor float64
+}
+
+func (e errorPoints) YError(i int) (float64, float64) {
+	low, high := e.errs.YError(i)
+	return math.Min(low, e.XYs[i].Y-e.floor), high
+}
+
+// downTriangle draws a downward-pointing triangle: an upper bound.
+type downTriangle struct{}
+
+func (downTriangle) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	c.SetLineStyle(draw.LineStyle{Color: sty.Color, Width: vg.Points(0.8)})
+	r := sty.Radius
+	var path vg.Path
+	path.Move(vg.Point{X: pt.X - r, Y: pt.Y + r/2})
+	path.Line(vg.Point{X: pt.X + r, Y: pt.Y + r/2})
+	path.Line(vg.Point{X: pt.X, Y: pt.Y - r})
+	path.Close()
+	c.Stroke(path)
 }
 
 func timeVsN(rows []Row, wl string, structs []string, what string) (Figure, error) {
