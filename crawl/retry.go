@@ -190,17 +190,20 @@ type outcomeReleaser interface {
 	ReleaseOutcome(e frontier.Entry, out frontier.Outcome) error
 }
 
-// release ends ent's request, passing the response time and whether the
-// host asked to slow down (429, 503) to a queue that adapts its delay.
-func (c *Crawler) release(ent frontier.Entry, res *fetch.Result, out frontier.Outcome) error {
-	q, ok := c.queue.(outcomeReleaser)
-	if !ok {
-		return c.queue.Release(ent, true, out.CrawlDelay)
-	}
-	out.Fetched = true
+// release ends ent's request. It records in out the response time and
+// whether the host asked to slow down (429, 503), for adaptive
+// politeness: a local frontier takes them now (ReleaseOutcome), the Redis
+// frontier in Done.
+func (c *Crawler) release(ent frontier.Entry, res *fetch.Result, out *frontier.Outcome) error {
 	if res != nil {
 		out.Elapsed = res.Duration
 		out.Throttled = fetch.Throttling(res.Status)
 	}
-	return q.ReleaseOutcome(ent, out)
+	q, ok := c.queue.(outcomeReleaser)
+	if !ok {
+		return c.queue.Release(ent, true, out.CrawlDelay)
+	}
+	o := *out
+	o.Fetched = true
+	return q.ReleaseOutcome(ent, o)
 }

@@ -52,13 +52,17 @@ func retryOptions(w *testweb.Web, dir string) Options {
 	return o
 }
 
-// attemptsByURL groups the log's fetch lines by URL, in log order.
+// attemptsByURL groups the log's fetch lines by URL, by attempt (workers
+// of a Redis-mode crawl log a URL's attempts in several files).
 func attemptsByURL(entries []storage.Entry) map[string][]storage.Entry {
 	m := map[string][]storage.Entry{}
 	for _, e := range entries {
 		if e.Attempt > 0 {
 			m[e.URL] = append(m[e.URL], e)
 		}
+	}
+	for _, lines := range m {
+		slices.SortStableFunc(lines, func(a, b storage.Entry) int { return a.Attempt - b.Attempt })
 	}
 	return m
 }
@@ -157,8 +161,6 @@ func checkRetriedCoverage(t *testing.T, in *faults.Injector, want []string, entr
 	}
 	for _, u := range want {
 		lines := byURL[u]
-		// Two workers log in two files: order a URL's lines by attempt.
-		slices.SortStableFunc(lines, func(a, b storage.Entry) int { return a.Attempt - b.Attempt })
 		last, attempts, err := in.Outcome(u, DefaultMaxRetries)
 		if err != nil {
 			t.Fatal(err)
@@ -200,7 +202,13 @@ func checkRetriedCoverage(t *testing.T, in *faults.Injector, want []string, entr
 // answers 429 for ever, a 503 storm over a host, a host that resets every
 // second connection, and Retry-After set to garbage or a year away. None
 // may hang the crawl or lose a URL without a final, specific log line.
-func TestRetryBadInput(t *testing.T) {
+func TestRetryBadInput(t *testing.T) { testRetryBadInput(t, false) }
+
+// TestRetryBadInputRedis is TestRetryBadInput with two workers sharing a
+// Redis frontier: retries and throttling live in Redis.
+func TestRetryBadInputRedis(t *testing.T) { testRetryBadInput(t, true) }
+
+func testRetryBadInput(t *testing.T, redisMode bool) {
 	probe, err := testweb.Start(testweb.Options{Hosts: 4, Pages: 60})
 	if err != nil {
 		t.Fatal(err)
@@ -221,13 +229,23 @@ func TestRetryBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
 	o := retryOptions(w, dir)
-	if _, err := run(t, ctx, o); err != nil {
-		t.Fatalf("Run: %v", err)
+	var entries []storage.Entry
+	if redisMode {
+		runRedisWorkers(t, 2, o, testRedisPrefix(t, "badinput"))
+		logs, _ := filepath.Glob(filepath.Join(dir, "crawl-*.log.jsonl"))
+		for _, l := range logs {
+			entries = append(entries, readLog(t, l)...)
+		}
+	} else {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if _, err := run(t, ctx, o); err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		entries = readLog(t, filepath.Join(dir, "crawl.log.jsonl"))
 	}
-	byURL := attemptsByURL(readLog(t, filepath.Join(dir, "crawl.log.jsonl")))
+	byURL := attemptsByURL(entries)
 	forever := w.Root(0)
 	for u, lines := range byURL {
 		last := lines[len(lines)-1]

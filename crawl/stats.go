@@ -28,8 +28,9 @@ type Stats struct {
 	// hosts' retry sets in Redis mode.
 	Retrying int64
 	// Slowed counts the hosts whose delay is raised now because they
-	// answered 429 or 503, EverSlowed those slowed down in this run, and
-	// Throttled the 429 and 503 answers (adaptive politeness; local mode).
+	// answered 429 or 503, EverSlowed those slowed down in this run (in
+	// the whole crawl in Redis mode), and Throttled the 429 and 503
+	// answers (adaptive politeness).
 	Slowed     int
 	EverSlowed uint64
 	Throttled  uint64
@@ -193,6 +194,7 @@ func (c *Crawler) Stats() Stats {
 		s.Redis = rs
 		s.Pages, s.Errors, s.Queued, s.Hosts, s.InFlight = rs.Pages, rs.Errors, rs.Queued, int(rs.Hosts), int(rs.Leased)
 		s.New, s.Duplicates, s.Retrying = rs.New, rs.Dup, rs.Retrying
+		s.Slowed, s.EverSlowed, s.Throttled = int(rs.Slowed), rs.EverSlowed, rs.Throttled
 		s.Filter = FilterStats{ExpectedURLs: c.opts.ExpectedURLs, Target: c.opts.FalsePositiveRate}
 		if n := len(rs.Fill); n > 0 {
 			s.Filter.Fill = rs.Fill[n-1]

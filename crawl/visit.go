@@ -69,7 +69,7 @@ func (c *Crawler) visit(ctx context.Context, ent frontier.Entry) (out frontier.O
 	retryAt, reason, exhausted := c.retryPlan(ent, res, ferr)
 	// The request is over: the host's delay starts now and its next entry
 	// may go out while this one is archived and its links are parsed.
-	if err := c.release(ent, res, out); err != nil {
+	if err := c.release(ent, res, &out); err != nil {
 		return out, false, fmt.Errorf("crawl: %w", err)
 	}
 	// Release woke the worker that takes the host's next entry, and Go

@@ -105,9 +105,11 @@ type Frontier struct {
 	scopeVer string // version of the scope sets adm holds
 }
 
-// lease is an entry this worker holds.
+// lease is an entry this worker holds, with its host's throttle
+// (adaptive politeness) as Next read it.
 type lease struct {
 	host, token string
+	throttle    time.Duration
 }
 
 // record is an entry as queued in Redis.
@@ -177,6 +179,11 @@ type stage struct {
 	// (Unix ms): the fetch failed transiently.
 	Retry    string `json:"y,omitempty"`
 	RetryDue int64  `json:"z,omitempty"`
+	// Throttle is the host's new throttle in ms ("" to leave it, "0" to
+	// drop it) and Throttled whether the answer asked to slow down
+	// (adaptive politeness; frontier.PolitenessOptions.AdaptiveDelay).
+	Throttle  string `json:"t,omitempty"`
+	Throttled bool   `json:"q,omitempty"`
 }
 
 func decodeStage(s string) (stage, error) {
@@ -270,7 +277,7 @@ local held = redis.call('GET', req)
 if held and redis.call('HGET', tok, held) == token then
   local st = redis.call('HGET', stg, held)
   if st then return {'stage', held, st, redis.call('HGET', out, held) or ''} end
-  return {'ok', held, redis.call('HGET', out, held) or '', redis.call('GET', tag..':scopever') or ''}
+  return {'ok', held, redis.call('HGET', out, held) or '', redis.call('GET', tag..':scopever') or '', redis.call('HGET', tag..':thr', held) or ''}
 end
 local expired = redis.call('ZRANGEBYSCORE', leases, '-inf', now, 'LIMIT', 0, 100)
 for _, h in ipairs(expired) do
@@ -329,7 +336,7 @@ while true do
     redis.call('ZADD', leases, now + ttl, h)
     redis.call('HINCRBY', stats, 'served', 1)
     redis.call('SET', req, h, 'PX', ttl)
-    return {'ok', h, e, redis.call('GET', tag..':scopever') or ''}
+    return {'ok', h, e, redis.call('GET', tag..':scopever') or '', redis.call('HGET', tag..':thr', h) or ''}
   end
 end
 `
@@ -347,9 +354,11 @@ return 1
 // guard key.
 //
 // ARGV: tag, host, token, now, delay ms, fetched, failed, dup, guard,
-// retry record ("" for none), its due time (ms), then pairs of (host,
-// entry). A retry record waits in the host's retry set (rq:<host>, scored
-// by due time) and makes the host ready when due if its queue is empty.
+// retry record ("" for none), its due time (ms), the host's new throttle
+// in ms ("" to leave it, 0 to drop it), whether the answer was throttling
+// ("1"), then pairs of (host, entry). A retry record waits in the host's
+// retry set (rq:<host>, scored by due time) and makes the host ready when
+// due if its queue is empty. A host's throttle lives in the thr hash.
 var doneScript = redis.NewScript(`
 local tag = ARGV[1]
 local h = ARGV[2]
@@ -362,7 +371,7 @@ elseif redis.call('SET', ARGV[9], '1', 'NX') == false then
   return 0
 end
 local n = 0
-for i = 12, #ARGV, 2 do
+for i = 14, #ARGV, 2 do
   local ah, ae = ARGV[i], ARGV[i + 1]
   redis.call('RPUSH', tag..':q:'..ah, ae)
   n = n + 1
@@ -389,6 +398,19 @@ if h ~= '' then
   end
   if ARGV[7] == '1' then redis.call('HINCRBY', stats, 'errors', 1) end
   redis.call('HINCRBY', stats, 'done', 1)
+  if ARGV[12] ~= '' then
+    local v = tonumber(ARGV[12])
+    if v > 0 then
+      if redis.call('HSETNX', tag..':thr', h, v) == 1 then
+        redis.call('HINCRBY', stats, 'slowed', 1)
+      else
+        redis.call('HSET', tag..':thr', h, v)
+      end
+    else
+      redis.call('HDEL', tag..':thr', h)
+    end
+  end
+  if ARGV[13] == '1' then redis.call('HINCRBY', stats, 'throttled', 1) end
   local rq = tag..':rq:'..h
   if ARGV[10] ~= '' then
     redis.call('ZADD', rq, tonumber(ARGV[11]), ARGV[10])
@@ -456,7 +478,7 @@ func (f *Frontier) AddSeeds(ctx context.Context, seeds []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	ok, err := f.commit(ctx, "", "", false, false, 0, dup, f.key("seeded:"+id), "", 0, adds)
+	ok, err := f.commit(ctx, "", "", false, false, 0, dup, f.key("seeded:"+id), stage{}, adds)
 	if err != nil || !ok {
 		return 0, err
 	}
@@ -507,8 +529,9 @@ func (f *Frontier) added(adds []record, segs [][]string) {
 }
 
 // commit runs doneScript.
-func (f *Frontier) commit(ctx context.Context, host, token string, fetched, failed bool, delay time.Duration, dup uint64, guard string, retry string, retryDue int64, adds []record) (bool, error) {
-	args := []any{f.tag, host, token, f.nowMS(), delay.Milliseconds(), b01(fetched), b01(failed), dup, guard, retry, retryDue}
+func (f *Frontier) commit(ctx context.Context, host, token string, fetched, failed bool, delay time.Duration, dup uint64, guard string, st stage, adds []record) (bool, error) {
+	args := []any{f.tag, host, token, f.nowMS(), delay.Milliseconds(), b01(fetched), b01(failed), dup, guard,
+		st.Retry, st.RetryDue, st.Throttle, b01(st.Throttled)}
 	for _, a := range adds {
 		u, err := url.Parse(a.URL)
 		if err != nil || u.Host == "" {
@@ -569,7 +592,7 @@ func (f *Frontier) Next(ctx context.Context) (frontier.Entry, error) {
 				return frontier.Entry{}, err
 			}
 			f.mu.Lock()
-			f.out[e.URL] = lease{host: nr.host, token: token}
+			f.out[e.URL] = lease{host: nr.host, token: token, throttle: nr.throttle}
 			stale := f.scopeVer != nr.scopeVer
 			f.mu.Unlock()
 			if stale {
@@ -635,7 +658,7 @@ func (f *Frontier) finishStage(ctx context.Context, host, token, blob string) er
 	if err != nil {
 		return err
 	}
-	ok, err := f.commit(ctx, host, token, st.Fetched, st.Failed, time.Duration(st.DelayMS)*time.Millisecond, dup, "", st.Retry, st.RetryDue, adds)
+	ok, err := f.commit(ctx, host, token, st.Fetched, st.Failed, time.Duration(st.DelayMS)*time.Millisecond, dup, "", st, adds)
 	if ok {
 		f.added(adds, segs)
 	}
@@ -659,9 +682,15 @@ func (f *Frontier) Done(ctx context.Context, e frontier.Entry, out frontier.Outc
 	if !ok {
 		return fmt.Errorf("%w: %s", frontier.ErrNotOut, e.URL)
 	}
-	delay := time.Duration(0)
+	// Adaptive politeness, as on one machine: the host's throttle is
+	// shared in Redis, and only the worker holding its lease changes it.
+	delay, throttle := time.Duration(0), ""
 	if out.Fetched {
-		delay = f.opts.Politeness.HostDelay(out.CrawlDelay)
+		var thr time.Duration
+		delay, thr = f.opts.Politeness.AdaptiveDelay(l.throttle, out)
+		if thr != l.throttle {
+			throttle = strconv.FormatInt(thr.Milliseconds(), 10)
+		}
 	}
 	var cands []record
 	inBatch := map[string]bool{}
@@ -689,7 +718,8 @@ func (f *Frontier) Done(ctx context.Context, e frontier.Entry, out frontier.Outc
 		add(c, r)
 		return nil
 	})
-	st := stage{Batch: f.opts.Seen.NewBatchID(), Fetched: out.Fetched, Failed: out.Failed, DelayMS: delay.Milliseconds(), Cands: cands}
+	st := stage{Batch: f.opts.Seen.NewBatchID(), Fetched: out.Fetched, Failed: out.Failed, DelayMS: delay.Milliseconds(), Cands: cands,
+		Throttle: throttle, Throttled: out.Fetched && out.Throttled}
 	if !out.RetryAt.IsZero() {
 		// The URL comes back from the host's retry set when due, as
 		// attempt Attempt+1; the host's other URLs go on meanwhile.
@@ -722,7 +752,7 @@ func (f *Frontier) Done(ctx context.Context, e frontier.Entry, out frontier.Outc
 	if err != nil {
 		return err
 	}
-	queued, err := f.commit(ctx, l.host, l.token, out.Fetched, out.Failed, delay, dup, "", st.Retry, st.RetryDue, adds)
+	queued, err := f.commit(ctx, l.host, l.token, out.Fetched, out.Failed, delay, dup, "", st, adds)
 	if queued {
 		f.added(adds, segs)
 	}
@@ -766,6 +796,12 @@ type Stats struct {
 	Reaped    uint64 // leases of workers whose liveness expired, ended early by another worker's Beat
 	Retried   uint64 // fetches that failed transiently and were kept for a retry (Outcome.RetryAt)
 	Retrying  int64  // retry records waiting in the hosts' retry sets
+	// Adaptive politeness across the workers: hosts whose delay a 429
+	// or 503 raised now (Slowed), times a host went from its normal pace
+	// to slowed (EverSlowed), and answers that asked to slow down.
+	Slowed     int64
+	EverSlowed uint64
+	Throttled  uint64
 	// Holders counts the leased hosts by the id of the worker holding
 	// them (Seen.Worker, which starts every lease token). A dead worker's
 	// leases stay here until they expire and another worker's Next
@@ -808,11 +844,14 @@ func readStats(ctx context.Context, c *Client, tag string) (Stats, error) {
 		}
 		st.Served, st.Done, st.Pages, st.Errors = u("served"), u("done"), u("pages"), u("errors")
 		st.New, st.Dup, st.Requeued, st.Reclaimed, st.Reaped = u("new"), u("dup"), u("requeued"), u("reclaimed"), u("reaped")
-		st.Retried = u("retried")
+		st.Retried, st.EverSlowed, st.Throttled = u("retried"), u("slowed"), u("throttled")
 		if bad != nil {
 			return bad
 		}
 		if st.Leased, err = c.rdb.ZCard(ctx, tag+":leases").Result(); err != nil {
+			return err
+		}
+		if st.Slowed, err = c.rdb.HLen(ctx, tag+":thr").Result(); err != nil {
 			return err
 		}
 		toks, err := c.rdb.HVals(ctx, tag+":tok").Result()

@@ -3,6 +3,7 @@ package redisfrontier
 import (
 	"fmt"
 	"strconv"
+	"time"
 )
 
 // reply gives typed access to the elements of a script's array reply.
@@ -126,9 +127,11 @@ func describeReply(v any) string {
 // nextReply is nextScript's answer, decoded.
 type nextReply struct {
 	kind string // "ok", "stage", "limit" or "wait"
-	// ok: the leased host, its entry and the scope version; stage: the
-	// host and the staged completion to finish.
+	// ok: the leased host, its entry, the scope version and the host's
+	// throttle (0 if none); stage: the host and the staged completion to
+	// finish.
 	host, entry, scopeVer, stage string
+	throttle                     time.Duration
 	// limit: the leases still out; wait: the hosts ready and leased, and
 	// when the next host becomes ready and the next lease expires
 	// (wall-clock ms; has* false when there is none).
@@ -148,8 +151,10 @@ func decodeNext(v any) (nextReply, error) {
 	var r *reply
 	switch kind {
 	case "ok":
-		r = newReply("next", v, 4)
+		r = newReply("next", v, 5)
 		nr.host, nr.entry, nr.scopeVer = r.str(1), r.str(2), r.str(3)
+		ms, _ := r.millis(4)
+		nr.throttle = time.Duration(ms) * time.Millisecond
 	case "stage":
 		// The fourth element, the entry out, is for a reader of the
 		// reply: finishing a stage needs only its host and blob.
@@ -169,7 +174,7 @@ func decodeNext(v any) (nextReply, error) {
 	if err := r.Err(); err != nil {
 		return nextReply{}, err
 	}
-	if nr.ready < 0 || nr.leased < 0 || (kind == "ok" || kind == "stage") && nr.host == "" {
+	if nr.ready < 0 || nr.leased < 0 || nr.throttle < 0 || (kind == "ok" || kind == "stage") && nr.host == "" {
 		return nextReply{}, fmt.Errorf("%w: next replied %v", ErrCorrupt, arr)
 	}
 	nr.kind = kind

@@ -17,8 +17,10 @@ func TestDecodeNext(t *testing.T) {
 		reply any
 		want  nextReply
 	}{
-		{[]any{"ok", "a.example", `{"u":"http://a.example/"}`, "3"},
+		{[]any{"ok", "a.example", `{"u":"http://a.example/"}`, "3", ""},
 			nextReply{kind: "ok", host: "a.example", entry: `{"u":"http://a.example/"}`, scopeVer: "3"}},
+		{[]any{"ok", "a.example", `{"u":"http://a.example/"}`, "3", "500"},
+			nextReply{kind: "ok", host: "a.example", entry: `{"u":"http://a.example/"}`, scopeVer: "3", throttle: 500 * time.Millisecond}},
 		{[]any{"stage", "a.example", `{"b":"x"}`, ""},
 			nextReply{kind: "stage", host: "a.example", stage: `{"b":"x"}`}},
 		{[]any{"limit", int64(2)}, nextReply{kind: "limit", leased: 2}},
@@ -43,9 +45,13 @@ func TestDecodeNext(t *testing.T) {
 		[]any{int64(1)},
 		[]any{"done"},
 		[]any{"ok", "a.example", `{"u":"http://a.example/"}`},
-		[]any{"ok", "a.example", int64(7), "3"},
-		[]any{"ok", "", `{"u":"http://a.example/"}`, "3"},
-		[]any{"ok", "a.example", `{"u":"http://a.example/"}`, "3", "extra"},
+		[]any{"ok", "a.example", `{"u":"http://a.example/"}`, "3"},
+		[]any{"ok", "a.example", int64(7), "3", ""},
+		[]any{"ok", "", `{"u":"http://a.example/"}`, "3", ""},
+		[]any{"ok", "a.example", `{"u":"http://a.example/"}`, "3", "", "extra"},
+		[]any{"ok", "a.example", `{"u":"http://a.example/"}`, "3", "soon"},
+		[]any{"ok", "a.example", `{"u":"http://a.example/"}`, "3", "-5"},
+		[]any{"ok", "a.example", `{"u":"http://a.example/"}`, "3", int64(5)},
 		[]any{"stage", "a.example"},
 		[]any{"stage", nil, "{}", ""},
 		[]any{"limit"},

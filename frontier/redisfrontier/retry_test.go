@@ -75,3 +75,57 @@ func TestRecordAttempt(t *testing.T) {
 		}
 	}
 }
+
+// TestFrontierThrottle: adaptive politeness across workers. A host that
+// answers 429 (Outcome.Throttled) waits at least 250ms (the throttle's
+// floor) before any worker gets its next URL, the crawl counts it slowed,
+// and the next answer that does not throttle halves the wait.
+func TestFrontierThrottle(t *testing.T) {
+	ctx := context.Background()
+	c := testClient(t)
+	opts := Options{Politeness: frontier.PolitenessOptions{Delay: 50 * time.Millisecond, MaxDelay: time.Minute}, Lease: time.Minute, Poll: 5 * time.Millisecond}
+	a := openTestFrontier(t, c, opts)
+	b := openTestFrontier(t, c, opts)
+	g := graph{n: 9}
+	if _, err := a.AddSeeds(ctx, []string{g.url(0), g.url(3), g.url(6)}); err != nil { // one host: h0.test
+		t.Fatal(err)
+	}
+	e, err := a.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := time.Now()
+	if err := a.Done(ctx, e, frontier.Outcome{Fetched: true, Throttled: true}); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := b.Stats(ctx); err != nil || st.Slowed != 1 || st.EverSlowed != 1 || st.Throttled != 1 {
+		t.Errorf("Stats = %+v, %v; want one host slowed after one throttling answer", st, err)
+	}
+	e2, err := b.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if waited := time.Since(done); waited < 250*time.Millisecond {
+		t.Errorf("the throttled host's next URL came after %v, want at least 250ms", waited)
+	}
+	done = time.Now()
+	if err := b.Done(ctx, e2, frontier.Outcome{Fetched: true}); err != nil {
+		t.Fatal(err)
+	}
+	e3, err := a.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if waited := time.Since(done); waited < 125*time.Millisecond {
+		t.Errorf("after an answer that does not throttle, the wait was %v, want the throttle halved to 125ms", waited)
+	}
+	if thr, err := c.rdb.HGet(ctx, a.key("thr"), "h0.test").Result(); err != nil || thr != "125" {
+		t.Errorf("the host's throttle is %q (%v), want 125 (ms)", thr, err)
+	}
+	if err := a.Done(ctx, e3, frontier.Outcome{Fetched: true}); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := b.Stats(ctx); err != nil || st.Slowed != 1 || st.EverSlowed != 1 {
+		t.Errorf("Stats = %+v, %v; want the host still slowed (62ms > the 50ms delay)", st, err)
+	}
+}
