@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/layercrawl/layercrawl/frontier"
+	"github.com/layercrawl/layercrawl/internal/redistest"
 	"github.com/layercrawl/layercrawl/mlbf"
 )
 
@@ -48,7 +49,7 @@ func startCluster(t *testing.T) string {
 			}
 			l.Close()
 		}
-		addrs = append(addrs, startPrivateRedis(t, port, "--cluster-enabled", "yes", "--cluster-node-timeout", "5000").addr())
+		addrs = append(addrs, redistest.Start(t, port, "--cluster-enabled", "yes", "--cluster-node-timeout", "5000").Addr())
 	}
 	out, err := exec.Command("redis-cli", append(append([]string{"--cluster", "create"}, addrs...),
 		"--cluster-replicas", "0", "--cluster-yes")...).CombinedOutput()

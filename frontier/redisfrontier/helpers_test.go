@@ -4,11 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -96,99 +92,4 @@ func TestMain(m *testing.M) {
 		os.Exit(fn())
 	}
 	os.Exit(m.Run())
-}
-
-// privateRedis is a redis-server of a test's own, in a temporary
-// directory, without persistence unless its arguments turn it on. Its log
-// is printed when the test fails.
-type privateRedis struct {
-	t    testing.TB
-	port int
-	dir  string
-	args []string // after the common ones
-	cmd  *exec.Cmd
-}
-
-// startPrivateRedis starts a private redis-server on port (0: a free one)
-// with the extra arguments and stops it when the test ends. It skips the
-// test when redis-server is not installed (fails it when CI=true).
-func startPrivateRedis(t testing.TB, port int, args ...string) *privateRedis {
-	t.Helper()
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("redis-server not installed (CI=true: required)")
-		}
-		t.Skip("redis-server not installed")
-	}
-	if port == 0 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port = l.Addr().(*net.TCPAddr).Port
-		l.Close()
-	}
-	r := &privateRedis{t: t, port: port, dir: t.TempDir(), args: args}
-	r.start()
-	t.Cleanup(func() {
-		r.stop()
-		if t.Failed() {
-			log, _ := os.ReadFile(r.logFile())
-			t.Logf("redis-server %s:\n%s", r.addr(), log)
-		}
-	})
-	return r
-}
-
-func (r *privateRedis) addr() string { return "127.0.0.1:" + strconv.Itoa(r.port) }
-
-func (r *privateRedis) logFile() string { return filepath.Join(r.dir, "redis.log") }
-
-// start starts the server (again, after stop: same port, directory and
-// arguments) and waits until it answers.
-func (r *privateRedis) start() {
-	r.t.Helper()
-	r.cmd = exec.Command("redis-server", append([]string{"--port", strconv.Itoa(r.port), "--bind", "127.0.0.1",
-		"--dir", r.dir, "--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile", r.logFile()}, r.args...)...)
-	if err := r.cmd.Start(); err != nil {
-		r.t.Fatal(err)
-	}
-	rdb := redis.NewClient(&redis.Options{Addr: r.addr(), MaxRetries: -1})
-	defer rdb.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for rdb.Ping(context.Background()).Err() != nil {
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(r.logFile())
-			r.t.Fatalf("private redis-server on %s did not answer in 10s:\n%s", r.addr(), log)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// stop shuts the server down (SIGTERM: it flushes an AOF) and waits.
-func (r *privateRedis) stop() {
-	if r.cmd == nil || r.cmd.Process == nil {
-		return
-	}
-	r.cmd.Process.Signal(os.Interrupt)
-	done := make(chan struct{})
-	go func() { r.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		r.cmd.Process.Kill()
-		<-done
-	}
-	r.cmd = nil
-}
-
-// kill kills the server (SIGKILL: no shutdown, the AOF is as the last
-// write left it) and waits.
-func (r *privateRedis) kill() {
-	if r.cmd == nil || r.cmd.Process == nil {
-		return
-	}
-	r.cmd.Process.Kill()
-	r.cmd.Wait()
-	r.cmd = nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/layercrawl/layercrawl/frontier"
+	"github.com/layercrawl/layercrawl/internal/redistest"
 )
 
 // restartCrawl is a crawl of a 900-page graph by two workers of three
@@ -29,12 +30,12 @@ const restartGoroutines = 3
 // fetched. The lease is far longer than a fetch (1ms) and the outage
 // (700ms plus the restart), so no lease of a live worker may expire: a
 // lease that does was left behind by a retry.
-func startRestartCrawl(t *testing.T, ctx context.Context, r *privateRedis, prefix string) *restartCrawl {
+func startRestartCrawl(t *testing.T, ctx context.Context, r *redistest.Server, prefix string) *restartCrawl {
 	t.Helper()
 	rc := &restartCrawl{g: graph{n: 900}, workers: make([]*Frontier, 2)}
 	rc.count = make([]int, rc.g.n)
 	for i := range rc.workers {
-		c, err := Dial(ctx, Config{URL: "redis://" + r.addr(), Prefix: prefix, MinBackoff: 20 * time.Millisecond, MaxBackoff: 300 * time.Millisecond})
+		c, err := Dial(ctx, Config{URL: "redis://" + r.Addr(), Prefix: prefix, MinBackoff: 20 * time.Millisecond, MaxBackoff: 300 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,15 +75,15 @@ func TestCrawlSurvivesRedisRestart(t *testing.T) {
 		t.Skip("restarts a private redis-server: skipped in -short")
 	}
 	// The append-only file, fsynced every second (a clean shutdown flushes it).
-	r := startPrivateRedis(t, 0, "--appendonly", "yes", "--appendfsync", "everysec")
+	r := redistest.Start(t, 0, "--appendonly", "yes", "--appendfsync", "everysec")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	start := time.Now()
 	rc := startRestartCrawl(t, ctx, r, "restart:")
-	r.stop()
+	r.Stop()
 	atRestart := rc.total.Load()
 	time.Sleep(700 * time.Millisecond)
-	r.start()
+	r.Start()
 	rc.wait(t)
 	_, twice := checkFetchCounts(t, rc.count, false)
 	if twice > rc.inFlight() {
@@ -121,16 +122,16 @@ func TestCrawlSurvivesRedisCrash(t *testing.T) {
 	}
 	for _, fsync := range []string{"always", "everysec"} {
 		t.Run(fsync, func(t *testing.T) {
-			r := startPrivateRedis(t, 0, "--appendonly", "yes", "--appendfsync", fsync)
+			r := redistest.Start(t, 0, "--appendonly", "yes", "--appendfsync", fsync)
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			start := time.Now()
 			rc := startRestartCrawl(t, ctx, r, "crash:")
-			r.kill()
+			r.Kill()
 			killed := time.Now()
 			atKill := rc.total.Load()
 			time.Sleep(700 * time.Millisecond)
-			r.start()
+			r.Start()
 			restarted := time.Now()
 			for rc.total.Load() == atKill || rc.last.Load() < restarted.UnixNano() {
 				if ctx.Err() != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/layercrawl/layercrawl/internal/redistest"
 	"github.com/layercrawl/layercrawl/mlbf"
 	"github.com/layercrawl/layercrawl/urlnorm"
 )
@@ -65,7 +66,7 @@ func normalizedBenchKeys(tb testing.TB, n int) ([]string, [][]string) {
 func benchRedis(b *testing.B) *Client {
 	addr := os.Getenv("LCREDIS_BENCH_ADDR")
 	if addr == "" {
-		addr = startPrivateRedis(b, 0).addr()
+		addr = redistest.Start(b, 0).Addr()
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 	b.Cleanup(func() { rdb.Close() })
