@@ -170,7 +170,15 @@ func (r redisPayloads) TestAndAdd(ctx context.Context, digest string, first stor
 	base := r.client.Prefix() + "{payloads}:"
 	val := binary.BigEndian.AppendUint64(make([]byte, 8, 16+len(first.TargetURI)), uint64(first.Date.UnixNano()))
 	val = append(val, first.TargetURI...)
-	res, err := payloadScript.Run(ctx, r.client.Redis(), []string{base + "d:" + digest, base + "order"}, val, r.max).Result()
+	// Retried through a Redis restart like the frontier's calls. A
+	// repeat of a call that ran returns this response as its own earlier
+	// insert, which archiveResponse stores in full.
+	var res any
+	err := r.client.Retry(ctx, func(ctx context.Context) error {
+		var err error
+		res, err = payloadScript.Run(ctx, r.client.Redis(), []string{base + "d:" + digest, base + "order"}, val, r.max).Result()
+		return err
+	})
 	switch {
 	case errors.Is(err, redis.Nil):
 		return storage.Revisit{}, false, nil

@@ -171,6 +171,17 @@ func Transient(err error) bool {
 	return true
 }
 
+// Retry runs fn until it succeeds, fails with an error that is not
+// transient (Transient: Redis unreachable, loading, failing over, busy),
+// or ctx ends, backing off exponentially between attempts from
+// Config.MinBackoff to Config.MaxBackoff: how every call of this package
+// rides out a Redis restart, for callers that keep data of their own in
+// the same Redis. fn must be safe to repeat: a call whose reply was lost
+// may have run.
+func (c *Client) Retry(ctx context.Context, fn func(ctx context.Context) error) error {
+	return c.retry(ctx, fn)
+}
+
 // retry runs fn until it succeeds, fails with a non-transient error, or
 // ctx ends, backing off exponentially between attempts. fn must be safe to
 // repeat: every caller in this package makes its writes idempotent.
