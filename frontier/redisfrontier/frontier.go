@@ -100,8 +100,12 @@ type Frontier struct {
 	// counting refusals for this worker.
 	adm *frontier.Admission
 
-	mu       sync.Mutex // protects out and scopeVer
-	out      map[string]lease
+	mu sync.Mutex // protects out and scopeVer
+	// out holds the leases of the entries handed out and not done, by
+	// URL, oldest first: a URL may be out twice when its first lease was
+	// ended by the heartbeats (this worker seemed gone) and this worker's
+	// Next took it again. Each Done ends one; the ended lease's is fenced.
+	out      map[string][]lease
 	scopeVer string // version of the scope sets adm holds
 }
 
@@ -211,7 +215,7 @@ func Open(ctx context.Context, c *Client, opts Options) (*Frontier, error) {
 		c: c, opts: opts,
 		tag: c.prefix + "f:{" + c.prefix + "f}",
 		adm: adm,
-		out: map[string]lease{},
+		out: map[string][]lease{},
 	}
 	if err := f.loadScope(ctx); err != nil {
 		return nil, err
@@ -592,7 +596,7 @@ func (f *Frontier) Next(ctx context.Context) (frontier.Entry, error) {
 				return frontier.Entry{}, err
 			}
 			f.mu.Lock()
-			f.out[e.URL] = lease{host: nr.host, token: token, throttle: nr.throttle}
+			f.out[e.URL] = append(f.out[e.URL], lease{host: nr.host, token: token, throttle: nr.throttle})
 			stale := f.scopeVer != nr.scopeVer
 			f.mu.Unlock()
 			if stale {
@@ -676,10 +680,18 @@ func (f *Frontier) finishStage(ctx context.Context, host, token, blob string) er
 // e.Attempt+1, once due; the host's other URLs go on meanwhile.
 func (f *Frontier) Done(ctx context.Context, e frontier.Entry, out frontier.Outcome) error {
 	f.mu.Lock()
-	l, ok := f.out[e.URL]
-	delete(f.out, e.URL)
+	ls := f.out[e.URL]
+	var l lease
+	if len(ls) > 0 {
+		l = ls[0]
+		if len(ls) == 1 {
+			delete(f.out, e.URL)
+		} else {
+			f.out[e.URL] = ls[1:]
+		}
+	}
 	f.mu.Unlock()
-	if !ok {
+	if len(ls) == 0 {
 		return fmt.Errorf("%w: %s", frontier.ErrNotOut, e.URL)
 	}
 	// Adaptive politeness, as on one machine: the host's throttle is

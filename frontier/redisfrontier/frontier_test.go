@@ -295,7 +295,7 @@ func TestFrontierFinishesStagedCompletion(t *testing.T) {
 	}
 	// Done's first two steps, then "SIGKILL".
 	a.mu.Lock()
-	l := a.out[e.URL]
+	l := a.out[e.URL][0]
 	a.mu.Unlock()
 	cands := []record{{URL: g.url(1), Depth: 1, Via: e.URL}, {URL: g.url(2), Depth: 1, Via: e.URL}}
 	st := stage{Batch: a.opts.Seen.NewBatchID(), Fetched: true, Cands: cands}

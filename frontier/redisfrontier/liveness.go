@@ -58,15 +58,21 @@ type beatInfo struct {
 // workers whose liveness ran out. A worker counts as gone only when Redis
 // itself expired its liveness key, so clocks that disagree cannot make a
 // live worker look dead; the beats sorted set (last beat times) only
-// bounds which workers are looked at.
+// bounds which workers are looked at. A worker whose own liveness had
+// expired (its first beat, or its first after Redis or its link to Redis
+// was down for longer than the liveness) reaps nothing: every worker's
+// key may have expired in such an outage, and the others are about to
+// beat again.
 //
 // ARGV: tag, worker id, now ms, liveness TTL ms, info JSON.
 var beatScript = redis.NewScript(`
 local tag, id, now, ttl, info = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 local beats, leases = tag..':beats', tag..':leases'
+local wasAlive = redis.call('EXISTS', tag..':alive:'..id) == 1
 redis.call('SET', tag..':alive:'..id, '1', 'PX', ttl)
 redis.call('HSET', tag..':workers', id, info)
 redis.call('ZADD', beats, now, id)
+if not wasAlive then return 0 end
 local late = redis.call('ZRANGEBYSCORE', beats, '-inf', now - ttl, 'LIMIT', 0, 100)
 local gone, any = {}, false
 for _, w in ipairs(late) do
@@ -95,7 +101,9 @@ return n
 // expires the leases of every worker whose liveness ran out, so that any
 // worker's next Next reclaims their hosts. It returns how many leases it
 // expired. Call it every interval of at most ttl/3 for as long as the
-// worker runs, and Leave when it stops.
+// worker runs, and Leave when it stops. A beat that finds this worker's
+// own liveness expired (the first, or the first after an outage longer
+// than ttl) reaps nothing.
 func (f *Frontier) Beat(ctx context.Context, hb Heartbeat, ttl time.Duration) (int, error) {
 	if ttl < 2*time.Millisecond {
 		return 0, fmt.Errorf("%w: liveness TTL %v", ErrInvalidOptions, ttl)
@@ -137,7 +145,11 @@ func (f *Frontier) Leave(ctx context.Context) error {
 func (f *Frontier) InFlight() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return len(f.out)
+	n := 0
+	for _, ls := range f.out {
+		n += len(ls)
+	}
+	return n
 }
 
 // maxWorkers bounds the workers ReadWorkers returns: those of a crawl
