@@ -106,7 +106,9 @@ func (c *Crawler) startHeartbeat(ctx context.Context, aux *auxTasks) {
 		return
 	}
 	beat := func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), hb)
+		// A beat may take up to the liveness it renews (a Redis slowed
+		// by fsyncs, a loaded machine) and still keep the worker alive.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*hb)
 		defer cancel()
 		r := c.redis
 		n, err := r.front.Beat(ctx, redisfrontier.Heartbeat{Name: c.opts.Redis.Worker, Pages: c.counters.fetched.Load(),

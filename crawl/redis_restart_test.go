@@ -33,7 +33,9 @@ func TestCrawlSurvivesRedisKill(t *testing.T) {
 		o.Admission.MaxDepth = -1
 		o.Fetch.AllowPrivate = true
 		o.Fetch.Resolver = w.Resolver()
-		o.Redis = &RedisOptions{URL: "redis://" + srv.Addr(), Prefix: "kill:", Worker: "w" + string(rune('0'+i)), Heartbeat: 200 * time.Millisecond}
+		// Beats of 500ms: a liveness of 1.5s, which the 2.5s outage
+		// outlasts, and which a beat slowed by -race and fsyncs keeps.
+		o.Redis = &RedisOptions{URL: "redis://" + srv.Addr(), Prefix: "kill:", Worker: "w" + string(rune('0'+i)), Heartbeat: 500 * time.Millisecond}
 		c, err := New(o)
 		if err != nil {
 			t.Fatal(err)
@@ -83,5 +85,10 @@ func TestCrawlSurvivesRedisKill(t *testing.T) {
 		entries = append(entries, readLog(t, l)...)
 	}
 	checkCoverage(t, w, want, entries)
+	// Both workers' liveness expired in the outage; neither may take the
+	// other's hosts for it.
+	if r := crawlers[0].Stats().Redis; r == nil || r.Reaped != 0 || r.Requeued != 0 {
+		t.Errorf("shared counters %+v: leases of a live worker were ended after the outage", r)
+	}
 	t.Logf("killed after %d fetches of worker 0; crawl of %d URLs done %v after the kill", crawlers[0].Stats().Fetch.Fetched, len(want.Fetched()), time.Since(killed).Round(time.Millisecond))
 }

@@ -125,8 +125,17 @@ func TestCrawlRedisWorkerKilled(t *testing.T) {
 	}
 	doneAfter := time.Since(start)
 	t.Logf("victim %s killed after %v holding %d leases; crawl done after %v", victimID, killedAfter.Round(time.Millisecond), held, doneAfter.Round(time.Millisecond))
-	if doneAfter-killedAfter > time.Minute {
-		t.Errorf("crawl done %v after the kill: the survivors waited for the two-minute leases, not the heartbeats", doneAfter-killedAfter)
+	// Issue 12 §3: the survivors finish within the undisturbed crawl's
+	// time plus 15s. The kill comes mid-crawl, so finishing within 15s of
+	// it is enough. The race detector slows the rest of the crawl down
+	// threefold: there the bound only shows the leases were not waited
+	// out; the run without it (racetests) checks the 15s.
+	bound := 15 * time.Second
+	if raceEnabled {
+		bound = 45 * time.Second
+	}
+	if doneAfter-killedAfter > bound {
+		t.Errorf("crawl done %v after the kill, want within %v: the survivors waited for the two-minute leases, not the heartbeats", doneAfter-killedAfter, bound)
 	}
 	t.Logf("worker 1 summary:\n%s", outs[1])
 
@@ -165,6 +174,8 @@ func TestCrawlRedisWorkerKilled(t *testing.T) {
 	maxDup := int(st.Requeued)
 	if d := dupes(fetched); len(d) > maxDup {
 		t.Errorf("%d URLs fetched twice, want at most the %d re-queued entries of the killed worker: %v", len(d), maxDup, sample(d))
+	} else {
+		t.Logf("URLs fetched twice after the kill: %d (leases held %d, re-queued %d, staged completions finished %d)", len(d), held, st.Requeued, st.Reclaimed)
 	}
 	checkCoverage(t, slices.Compact(slices.Clone(fetched)), slices.Compact(denied), wantFetched, wantDenied)
 	checkServed(t, hosts, wantFetched, maxDup, workers)
@@ -309,7 +320,27 @@ func TestCrawlRedisWorkerStopped(t *testing.T) {
 	}
 	checkCoverage(t, slices.Compact(slices.Clone(fetched)), slices.Compact(denied), wantFetched, wantDenied)
 	checkServed(t, hosts, wantFetched, held, workers)
-	checkLogFields(t, entries)
+	// A fetch the stop caught timed out when the victim went on
+	// ("will-retry: timeout"), but its lease had been taken back: the
+	// retry is fenced, and another worker fetched the URL.
+	ok := map[string]bool{}
+	for _, e := range entries {
+		if e.Error == "" {
+			ok[e.URL] = true
+		}
+	}
+	kept, fenced := entries[:0:0], 0
+	for _, e := range entries {
+		if strings.HasPrefix(e.Error, "will-retry: ") && ok[e.URL] {
+			fenced++
+			continue
+		}
+		kept = append(kept, e)
+	}
+	if fenced > held {
+		t.Errorf("%d attempts failed and were fetched elsewhere, want at most the %d the stopped worker held", fenced, held)
+	}
+	checkLogFields(t, kept)
 	checkWARC(t, out, entries, held, false)
 }
 

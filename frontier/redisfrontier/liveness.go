@@ -58,21 +58,25 @@ type beatInfo struct {
 // workers whose liveness ran out. A worker counts as gone only when Redis
 // itself expired its liveness key, so clocks that disagree cannot make a
 // live worker look dead; the beats sorted set (last beat times) only
-// bounds which workers are looked at. A worker whose own liveness had
-// expired (its first beat, or its first after Redis or its link to Redis
-// was down for longer than the liveness) reaps nothing: every worker's
-// key may have expired in such an outage, and the others are about to
-// beat again.
+// bounds which workers are looked at. A worker reaps only once it has
+// been alive, without a gap, for two liveness periods (since:<id>): after
+// an outage of Redis, or of its own link to Redis, longer than the
+// liveness, every worker's key has expired, and a worker whose beat is
+// retrying when Redis comes back beats again within a liveness and a beat
+// (a beat gives up after a liveness; the next starts a beat later).
 //
 // ARGV: tag, worker id, now ms, liveness TTL ms, info JSON.
 var beatScript = redis.NewScript(`
 local tag, id, now, ttl, info = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 local beats, leases = tag..':beats', tag..':leases'
-local wasAlive = redis.call('EXISTS', tag..':alive:'..id) == 1
+local since = tag..':since:'..id
+if redis.call('EXISTS', tag..':alive:'..id) == 0 then
+  redis.call('SET', since, now, 'PX', 4 * ttl)
+end
 redis.call('SET', tag..':alive:'..id, '1', 'PX', ttl)
 redis.call('HSET', tag..':workers', id, info)
 redis.call('ZADD', beats, now, id)
-if not wasAlive then return 0 end
+if now - tonumber(redis.call('GET', since) or '0') < 2 * ttl then return 0 end
 local late = redis.call('ZRANGEBYSCORE', beats, '-inf', now - ttl, 'LIMIT', 0, 100)
 local gone, any = {}, false
 for _, w in ipairs(late) do
@@ -101,9 +105,9 @@ return n
 // expires the leases of every worker whose liveness ran out, so that any
 // worker's next Next reclaims their hosts. It returns how many leases it
 // expired. Call it every interval of at most ttl/3 for as long as the
-// worker runs, and Leave when it stops. A beat that finds this worker's
-// own liveness expired (the first, or the first after an outage longer
-// than ttl) reaps nothing.
+// worker runs, and Leave when it stops. A worker reaps nothing until it
+// has been alive for 2×ttl without a gap: after its start, and after an
+// outage longer than ttl. The caller's beat should give up after ttl.
 func (f *Frontier) Beat(ctx context.Context, hb Heartbeat, ttl time.Duration) (int, error) {
 	if ttl < 2*time.Millisecond {
 		return 0, fmt.Errorf("%w: liveness TTL %v", ErrInvalidOptions, ttl)
@@ -128,7 +132,7 @@ func (f *Frontier) Leave(ctx context.Context) error {
 	id := f.opts.Seen.Worker()
 	err := f.c.retry(ctx, func(ctx context.Context) error {
 		_, err := f.c.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.Del(ctx, f.key("alive:"+id))
+			p.Del(ctx, f.key("alive:"+id), f.key("since:"+id))
 			p.ZRem(ctx, f.key("beats"), id)
 			p.HDel(ctx, f.key("workers"), id)
 			return nil

@@ -47,9 +47,10 @@ func TestBeatReclaimsDeadWorkersLeases(t *testing.T) {
 		t.Fatalf("workers after the beats: %+v, %v; want 3 alive", ws, err)
 	}
 	// a stops beating; live keeps beating, and one of live's beats or
-	// b's finds a gone and expires its lease.
+	// b's finds a gone and expires its lease (once live has been alive
+	// for two liveness periods: it may reap only then).
 	reaped := 0
-	for end := time.Now().Add(ttl + 150*time.Millisecond); time.Now().Before(end); time.Sleep(ttl / 4) {
+	for end := time.Now().Add(2*ttl + 150*time.Millisecond); time.Now().Before(end); time.Sleep(ttl / 4) {
 		n, err := live.Beat(ctx, Heartbeat{Name: "live", InFlight: 1}, ttl)
 		if err != nil {
 			t.Fatal(err)

@@ -105,7 +105,8 @@ func TestFrontierThrottle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if waited := time.Since(done); waited < 250*time.Millisecond {
+	// Redis schedules in whole milliseconds: up to one earlier.
+	if waited := time.Since(done); waited < 249*time.Millisecond {
 		t.Errorf("the throttled host's next URL came after %v, want at least 250ms", waited)
 	}
 	done = time.Now()
@@ -116,7 +117,7 @@ func TestFrontierThrottle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if waited := time.Since(done); waited < 125*time.Millisecond {
+	if waited := time.Since(done); waited < 124*time.Millisecond {
 		t.Errorf("after an answer that does not throttle, the wait was %v, want the throttle halved to 125ms", waited)
 	}
 	if thr, err := c.rdb.HGet(ctx, a.key("thr"), "h0.test").Result(); err != nil || thr != "125" {
