@@ -130,7 +130,11 @@ func runCrawl(ctx context.Context, e env, args []string) (err error) {
 	if o.Dir == "" {
 		return fmt.Errorf("%w: --out is required", errUsage)
 	}
-	if o.Logger, err = newLogger(e.stderr, c.monitor.logFormat); err != nil {
+	// The operational log and the progress line share stderr from
+	// different goroutines: one lock for both (os.Stderr would not need
+	// it; a test's buffer does).
+	stderr := &lockedWriter{w: e.stderr}
+	if o.Logger, err = newLogger(stderr, c.monitor.logFormat); err != nil {
 		return err
 	}
 	mon, monLn, err := c.monitor.startMonitor(o.Logger)
@@ -159,7 +163,7 @@ func runCrawl(ctx context.Context, e env, args []string) (err error) {
 	if len(urls) == 0 && !cr.Resumed() && o.Redis == nil {
 		return fmt.Errorf("%w: no seeds: give URLs as arguments, or --seeds FILE", errUsage)
 	}
-	p := newProgress(e.stderr, cr)
+	p := newProgress(e.stderr, stderr, cr)
 	if c.monitor.logFormat == "json" {
 		p.log = o.Logger
 	}
@@ -342,14 +346,33 @@ type progress struct {
 	lastN uint64
 }
 
-func newProgress(w io.Writer, cr *crawl.Crawler) *progress {
+// newProgress prints the progress of cr to w; tty, the writer under w,
+// says whether it is a terminal (the line is then rewritten in place).
+func newProgress(tty io.Writer, w io.Writer, cr *crawl.Crawler) *progress {
+	return &progress{w: w, tty: isTerminal(tty), cr: cr, last: time.Now()}
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
 	tty := false
 	if f, ok := w.(*os.File); ok {
 		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 			tty = true
 		}
 	}
-	return &progress{w: w, tty: tty, cr: cr, last: time.Now()}
+	return tty
+}
+
+// lockedWriter serializes the writes of goroutines sharing one writer.
+type lockedWriter struct {
+	mu sync.Mutex // protects w
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 func (p *progress) run(ctx context.Context, every time.Duration) {
@@ -386,7 +409,14 @@ func (p *progress) line() string {
 		if r.Err != nil {
 			return mine + " shared: unavailable (" + r.Err.Error() + ")"
 		}
-		return fmt.Sprintf("%s shared: pages %d queued %d hosts %d in-flight %d", mine, s.Pages, s.Queued, s.Hosts, s.InFlight)
+		line := fmt.Sprintf("%s shared: pages %d queued %d hosts %d in-flight %d", mine, s.Pages, s.Queued, s.Hosts, s.InFlight)
+		if s.Retrying > 0 {
+			line += fmt.Sprintf(" retrying %d", s.Retrying)
+		}
+		if s.Slowed > 0 {
+			line += fmt.Sprintf(" slowed %d", s.Slowed)
+		}
+		return line
 	}
 	line := fmt.Sprintf("pages %d (%.1f/s) queued %d hosts %d in-flight %d errors %d", s.Pages, rate, s.Queued, s.Hosts, s.InFlight, errs)
 	if s.Retrying > 0 {
