@@ -110,6 +110,7 @@ type counters struct {
 	nearDuplicates, nearDupLinks      atomic.Uint64
 	nearDupNanos                      atomic.Uint64
 	retried, retriesExhausted         atomic.Uint64
+	done                              latency // Frontier.Done calls
 }
 
 // New validates a copy of opts and opens the crawl's local parts: the

@@ -93,6 +93,12 @@ type FetchStats struct {
 	NearDuplicateIndexBytes   uint64        // memory of the near-duplicate index's digests
 	Retried                   uint64        // attempts that failed transiently and were queued for a retry
 	RetriesExhausted          uint64        // URLs whose last retry failed transiently too
+
+	// Done is the time the frontier took to take each completed attempt
+	// (Frontier.Done: admitting its links, the seen-set inserts, the
+	// store's batch), waits for a checkpoint's barrier included: the
+	// crawl's insert stalls.
+	Done LatencyStats
 }
 
 // Spilled returns the queued entries held only on disk: neither in a
@@ -153,6 +159,7 @@ func (c *Crawler) Stats() Stats {
 		RevisitBytes:      k.revisitBytes.Load(),
 		Retried:           k.retried.Load(),
 		RetriesExhausted:  k.retriesExhausted.Load(),
+		Done:              k.done.stats(),
 	}
 	c.nearDupStats(&s.Fetch)
 	if c.front != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"runtime"
+	"time"
 
 	"github.com/layercrawl/layercrawl/fetch"
 	"github.com/layercrawl/layercrawl/frontier"
@@ -33,9 +34,11 @@ func (c *Crawler) work(ctx, fctx context.Context) error {
 		if !ok {
 			return fctx.Err()
 		}
+		start := time.Now()
 		if err := c.queue.Done(fctx, ent, out); err != nil {
 			return fmt.Errorf("crawl: %w", err)
 		}
+		c.counters.done.observe(time.Since(start))
 	}
 }
 

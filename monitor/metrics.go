@@ -17,6 +17,7 @@ var latencyBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10,
 // children are resolved once, so that an event costs atomic adds only.
 type fetchMetrics struct {
 	duration, ttfb, checkpoint prometheus.Histogram
+	checkpointBlocked          prometheus.Histogram
 	outcomes                   *prometheus.CounterVec
 	errKinds                   *prometheus.CounterVec
 	classes                    *prometheus.CounterVec
@@ -35,6 +36,8 @@ func newFetchMetrics() *fetchMetrics {
 			Help: "Time from the start of a fetch to the first byte of the response.", Buckets: latencyBuckets}),
 		checkpoint: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "layercrawl_checkpoint_duration_seconds",
 			Help: "Duration of the checkpoints of the local crawl state.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 10)}),
+		checkpointBlocked: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "layercrawl_checkpoint_blocked_seconds",
+			Help: "Part of each checkpoint during which duplicate-filter inserts waited (the filter's memory copy).", Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10)}),
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "layercrawl_fetches_total",
 			Help: "Fetches by outcome: ok (2xx/3xx), http_error (4xx/5xx), error (no response)."}, []string{"outcome"}),
 		errKinds: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "layercrawl_fetch_errors_total",
@@ -85,7 +88,7 @@ func (m *fetchMetrics) observe(ev crawl.FetchEvent) {
 }
 
 func (m *fetchMetrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.duration, m.ttfb, m.checkpoint, m.outcomes, m.errKinds, m.classes, m.bytes, m.warcBytes}
+	return []prometheus.Collector{m.duration, m.ttfb, m.checkpoint, m.checkpointBlocked, m.outcomes, m.errKinds, m.classes, m.bytes, m.warcBytes}
 }
 
 // Describe implements prometheus.Collector.
@@ -148,12 +151,14 @@ var (
 	statRevisits     = newStat("layercrawl_revisits_total", "Responses archived as WARC revisit records, their payload archived before, this run.", prometheus.CounterValue)
 	statRevisitBytes = newStat("layercrawl_revisit_saved_bytes_total", "Payload bytes the revisit records did not store again, this run.", prometheus.CounterValue)
 	statNearDups     = newStat("layercrawl_near_duplicates_total", "HTML pages resembling an earlier page at the near-duplicate threshold, this run.", prometheus.CounterValue)
+	statDone         = newStat("layercrawl_frontier_done_duration_seconds", "Time the frontier took to take a completed fetch (its links admitted and inserted in the duplicate filter, its batch stored), checkpoint waits included, this run.", prometheus.UntypedValue)
+	statDoneMax      = newStat("layercrawl_frontier_done_max_seconds", "Longest time the frontier took to take a completed fetch, this run.", prometheus.GaugeValue)
 
 	allStats = []statDesc{statPagesFetched, statPagesDone, statRobots, statTruncated, statLinksDropped, statDiscovered,
 		statRejected, statTraps, statQueued, statHosts, statInFlight, statJournal, statCrawlPages, statCrawlErrors,
 		statFill, statFPEstimated, statFPTarget, statFilterURLs, statFilterBytes, statStart,
 		statInMemory, statSpilled, statHostsWaiting, statSlowed, statEverSlowed, statThrottled,
-		statRetries, statExhausted, statRetrying, statRevisits, statRevisitBytes, statNearDups}
+		statRetries, statExhausted, statRetrying, statRevisits, statRevisitBytes, statNearDups, statDone, statDoneMax}
 )
 
 // Describe implements prometheus.Collector.
@@ -222,4 +227,13 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	put(statRevisits, float64(f.Revisits))
 	put(statRevisitBytes, float64(f.RevisitBytes))
 	put(statNearDups, float64(f.NearDuplicates))
+	d := f.Done
+	if len(d.Buckets) == len(crawl.DoneBuckets) {
+		buckets := make(map[float64]uint64, len(d.Buckets))
+		for i, b := range crawl.DoneBuckets {
+			buckets[b.Seconds()] = d.Buckets[i]
+		}
+		ch <- prometheus.MustNewConstHistogram(statDone.desc, d.Count, d.Sum.Seconds(), buckets)
+	}
+	put(statDoneMax, d.Max.Seconds())
 }

@@ -208,6 +208,7 @@ func (m *Monitor) Fetched(ev crawl.FetchEvent) {
 // Checkpointed implements crawl.Observer.
 func (m *Monitor) Checkpointed(ev crawl.CheckpointEvent) {
 	m.metrics.checkpoint.Observe(ev.Duration.Seconds())
+	m.metrics.checkpointBlocked.Observe(ev.Blocked.Seconds())
 	m.mu.Lock()
 	m.lastCkpt = &CheckpointRow{Generation: ev.Generation, Millis: float64(ev.Duration.Microseconds()) / 1000, BlockedMillis: float64(ev.Blocked.Microseconds()) / 1000, At: m.opts.Now()}
 	m.mu.Unlock()

@@ -80,7 +80,9 @@ func sampleStats() crawl.Stats {
 	return crawl.Stats{
 		Started: time.Unix(1_700_000_000, 0),
 		Fetch: crawl.FetchStats{Fetched: 7, Pages: 7, FetchErrors: 1, HTTPErrors: 2, RobotsDisallowed: 3, TruncatedLength: 1,
-			Retried: 5, RetriesExhausted: 1, Revisits: 2, RevisitBytes: 300, NearDuplicates: 1},
+			Retried: 5, RetriesExhausted: 1, Revisits: 2, RevisitBytes: 300, NearDuplicates: 1,
+			Done: crawl.LatencyStats{Count: 9, Sum: 45 * time.Millisecond, Max: 30 * time.Millisecond,
+				Buckets: []uint64{2, 4, 6, 7, 7, 7, 8, 8, 9, 9, 9, 9, 9, 9, 9}}},
 		Pages: 9, Errors: 3, Queued: 42, Hosts: 5, InFlight: 2, New: 50, Duplicates: 11,
 		InMemory: 30, Retrying: 4, Slowed: 2, EverSlowed: 3, Throttled: 6,
 		SlowedHosts: []frontier.SlowedHost{{Host: "slow.example", Delay: 4 * time.Second}, {Host: "slower.example", Delay: 2 * time.Second}},
@@ -188,6 +190,9 @@ func TestMetrics(t *testing.T) {
 		{"layercrawl_revisits_total", nil, 2},
 		{"layercrawl_revisit_saved_bytes_total", nil, 300},
 		{"layercrawl_near_duplicates_total", nil, 1},
+		{"layercrawl_frontier_done_duration_seconds", nil, 9},
+		{"layercrawl_frontier_done_max_seconds", nil, 0.03},
+		{"layercrawl_checkpoint_blocked_seconds", nil, 1},
 	} {
 		if got := value(c.name, c.labels...); got != c.want {
 			t.Errorf("%s%v = %g, want %g", c.name, c.labels, got, c.want)
