@@ -1061,11 +1061,6 @@ func (f *Frontier) capture(fn func(uint64) (func(context.Context) error, error))
 	if err != nil {
 		return 0, 0, nil, err
 	}
-	if s, ok := f.opts.Store.(Syncer); ok {
-		if err := s.Sync(); err != nil {
-			return 0, 0, nil, fmt.Errorf("frontier: checkpoint %d: sync store: %w", gen, err)
-		}
-	}
 	if persist, err = fn(gen); err != nil {
 		return 0, 0, nil, fmt.Errorf("frontier: checkpoint %d: %w", gen, err)
 	}
@@ -1087,11 +1082,11 @@ func (f *Frontier) scheduleLocked(h *host) {
 }
 
 // Checkpoint lets the caller persist the seen-set. It stops new inserts,
-// waits until every insert made so far is durable in the store (calling
-// the store's Sync first if it is a Syncer), and calls
+// waits until every insert made so far is written to the store, and calls
 // capture with the new checkpoint generation: capture takes a consistent
-// copy of the seen-set (mlbf's MarshalBinary, for example) and returns the
-// function that writes it out. Inserts resume before persist runs. Once
+// copy of the seen-set (mlbf's Concurrent.Snapshot, for example) and
+// returns the function that writes it out. Inserts resume before the
+// store is synced (if it is a Syncer) and persist runs. Once
 // persist has succeeded, Checkpoint records the generation and trims the
 // journal that the copy covers. If capture or persist fails, nothing is
 // trimmed. Checkpoints run one at a time.
@@ -1101,6 +1096,17 @@ func (f *Frontier) Checkpoint(ctx context.Context, capture func(generation uint6
 	gen, upto, persist, err := f.capture(capture)
 	if err != nil {
 		return err
+	}
+	// Every batch of the inserts the copy holds was written to the store
+	// before capture took the barrier; a sync now makes them durable
+	// before the snapshot that marks their URLs seen, without holding
+	// inserts for the disk flush (issue 15 §3: it made the barrier
+	// 50-100 ms, docs/BENCHMARKS.md). Log files pebble closed meanwhile
+	// were synced when it closed them.
+	if s, ok := f.opts.Store.(Syncer); ok {
+		if err := s.Sync(); err != nil {
+			return fmt.Errorf("frontier: checkpoint %d: sync store: %w", gen, err)
+		}
 	}
 	if err := persist(ctx); err != nil {
 		return fmt.Errorf("frontier: checkpoint %d: %w", gen, err)

@@ -1025,8 +1025,10 @@ func (s *syncStore) Sync() error {
 }
 
 // TestCheckpointSyncsStore checks that Checkpoint syncs a Syncer store (one
-// whose writes reach the disk only when synced) before capturing the
-// seen-set, so that a snapshot never covers inserts the disk lacks.
+// whose writes reach the disk only when synced) after capturing the
+// seen-set, out of the barrier, but before persisting the copy and
+// recording the generation, so that a snapshot never covers inserts the
+// disk lacks.
 func TestCheckpointSyncsStore(t *testing.T) {
 	store := &syncStore{memStore: newMemStore()}
 	f := openTest(t, Options{Store: store})
@@ -1036,13 +1038,13 @@ func TestCheckpointSyncsStore(t *testing.T) {
 	store.events = nil
 	err := f.Checkpoint(context.Background(), func(uint64) (func(context.Context) error, error) {
 		store.event("capture")
-		return func(context.Context) error { return nil }, nil
+		return func(context.Context) error { store.event("persist"); return nil }, nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(store.events) < 2 || store.events[0] != "sync" || store.events[1] != "capture" {
-		t.Errorf("checkpoint events %v, want sync then capture first", store.events)
+	if len(store.events) < 4 || !slices.Equal(store.events[:4], []string{"capture", "sync", "persist", "write"}) {
+		t.Errorf("checkpoint events %v, want capture, sync, persist, then the generation's write", store.events)
 	}
 }
 
