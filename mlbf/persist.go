@@ -261,18 +261,46 @@ func (f *Concurrent) WriteTo(w io.Writer) (int64, error) {
 // disk, runs beside them. A crawl's checkpoint takes the Snapshot under its
 // barrier and writes it afterwards.
 func (f *Concurrent) Snapshot() *Snapshot {
-	return &Snapshot{c: f.c, words: f.snapshot()}
+	return f.PrepareSnapshot().Capture()
 }
 
-// Snapshot is a copy of a Concurrent filter taken by Concurrent.Snapshot.
+// PrepareSnapshot allocates the memory of a snapshot of f, and touches
+// it, without holding inserts; Capture fills it. A caller that holds
+// inserts itself while it captures (a crawl's checkpoint barrier) calls
+// PrepareSnapshot before it takes its barrier, so that the barrier lasts
+// only for the copy: the first writes to a fresh allocation of a large
+// filter cost far more than the copy.
+func (f *Concurrent) PrepareSnapshot() *Snapshot {
+	return &Snapshot{f: f, words: touched(len(f.c.words))}
+}
+
+// Snapshot is a copy of a Concurrent filter taken by Concurrent.Snapshot,
+// or prepared by PrepareSnapshot and taken by Capture.
 type Snapshot struct {
+	f     *Concurrent
 	c     *core
 	words []uint64
 }
 
+// Capture copies the bits of the filter s was prepared from into s, with
+// inserts held for the copy alone, and returns s. Capturing again
+// replaces the copy.
+func (s *Snapshot) Capture() *Snapshot {
+	s.c = s.f.c
+	if len(s.words) != len(s.c.words) {
+		s.words = touched(len(s.c.words))
+	}
+	s.f.copyWords(s.words)
+	return s
+}
+
 // WriteTo writes the snapshot in the format of Concurrent.WriteTo: a
-// Concurrent's ReadFrom reads it back. It may be called more than once.
+// Concurrent's ReadFrom reads it back. It may be called more than once;
+// a prepared snapshot must be captured first.
 func (s *Snapshot) WriteTo(w io.Writer) (int64, error) {
+	if s.c == nil {
+		return 0, errors.New("mlbf: Snapshot.WriteTo before Capture")
+	}
 	return writeFilter(w, kindFilter, s.c, s.words)
 }
 

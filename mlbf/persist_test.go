@@ -277,6 +277,12 @@ func crcOf(b []byte) uint32 {
 // A Snapshot holds the filter as it was when taken: inserts after it are
 // not in what it writes, and what it writes is what WriteTo wrote then.
 func TestSnapshotIsPointInTime(t *testing.T) {
+	t.Run("Snapshot", func(t *testing.T) { testSnapshotIsPointInTime(t, false) })
+	// A snapshot prepared before the first inserts holds what Capture saw.
+	t.Run("PrepareSnapshot", func(t *testing.T) { testSnapshotIsPointInTime(t, true) })
+}
+
+func testSnapshotIsPointInTime(t *testing.T, prepare bool) {
 	c, err := NewConcurrent(Options{ExpectedURLs: 2000})
 	if err != nil {
 		t.Fatal(err)
@@ -285,6 +291,13 @@ func TestSnapshotIsPointInTime(t *testing.T) {
 	for i := range keys {
 		keys[i] = []string{fmt.Sprintf("h%d.example", i%23), "docs", fmt.Sprintf("p%d.html", i)}
 	}
+	var prepared *Snapshot
+	if prepare {
+		prepared = c.PrepareSnapshot()
+		if _, err := prepared.WriteTo(io.Discard); err == nil {
+			t.Error("a prepared snapshot wrote before Capture")
+		}
+	}
 	for _, k := range keys[:1000] {
 		c.Add(k)
 	}
@@ -292,7 +305,12 @@ func TestSnapshotIsPointInTime(t *testing.T) {
 	if _, err := c.WriteTo(&then); err != nil {
 		t.Fatal(err)
 	}
-	snap := c.Snapshot()
+	snap := prepared
+	if prepare {
+		snap.Capture()
+	} else {
+		snap = c.Snapshot()
+	}
 	for _, k := range keys[1000:] {
 		c.Add(k)
 	}
