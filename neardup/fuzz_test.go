@@ -86,6 +86,41 @@ func FuzzMinHashUnmarshal(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzDecode(t, fresh, data) })
 }
 
+// FuzzMinHashOPHUnmarshal: as FuzzMinHashUnmarshal, for the one
+// permutation kind.
+func FuzzMinHashOPHUnmarshal(f *testing.F) {
+	fresh := func() Index {
+		m, _ := NewMinHash(MinHashOptions{Hashes: 8, Bands: 4, OnePermutation: true})
+		return m
+	}
+	fuzzSeeds(f, fresh())
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzDecode(t, fresh, data) })
+}
+
+// FuzzDecode: any input is either refused with ErrFormat or decodes to an
+// index that encodes back to the same bytes.
+func FuzzDecode(f *testing.F) {
+	for _, idx := range methods(f) {
+		fuzzSeeds(f, idx)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		idx, err := Decode(data)
+		if err != nil {
+			if !errors.Is(err, ErrFormat) {
+				t.Fatalf("error %v does not wrap ErrFormat", err)
+			}
+			return
+		}
+		again, err := idx.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(again, data) {
+			t.Fatalf("decoded index encodes to %d other bytes", len(again))
+		}
+	})
+}
+
 // FuzzVisibleText checks that extraction never panics, collapses white
 // space, and leaves no markup of hidden elements' bodies behind.
 func FuzzVisibleText(f *testing.F) {

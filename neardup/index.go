@@ -75,6 +75,12 @@ func NewSet(idx Index) *Set { return &Set{idx: idx} }
 // TestAndAdd returns the documents added before that d resembles at
 // least min, and adds d under id, in one atomic step.
 func (s *Set) TestAndAdd(id uint64, d *Doc, min float64) []Match {
+	if p, ok := s.idx.(preparer); ok {
+		dig := p.prepare(d)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return p.testAndAddPrepared(id, dig, min)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := s.idx.Query(d, min)
@@ -84,9 +90,50 @@ func (s *Set) TestAndAdd(id uint64, d *Doc, min float64) []Match {
 
 // Query returns the documents added that d resembles at least min.
 func (s *Set) Query(d *Doc, min float64) []Match {
+	if p, ok := s.idx.(preparer); ok {
+		dig := p.prepare(d)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return p.queryPrepared(dig, min)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.idx.Query(d, min)
+}
+
+// preparer is an Index whose digest of a document (the costly part of a
+// check) needs no lock: Set computes it before taking its own.
+type preparer interface {
+	prepare(d *Doc) any
+	testAndAddPrepared(id uint64, digest any, min float64) []Match
+	queryPrepared(digest any, min float64) []Match
+}
+
+// Decode returns the index a snapshot (an Index's MarshalBinary) holds,
+// of whatever kind it is.
+func Decode(data []byte) (Index, error) {
+	if len(data) < len(formatMagic)+2 || string(data[:4]) != formatMagic {
+		return nil, fmt.Errorf("%w: not a neardup index", ErrFormat)
+	}
+	var idx Index
+	switch data[4] {
+	case kindPMBF:
+		idx = &PMBF{}
+	case kindSliced:
+		idx = &Sliced{}
+	case kindSDHash:
+		idx = NewSDHash()
+	case kindSimHash:
+		idx = NewSimHash()
+	case kindMinHash, kindMinHashOPH:
+		idx = &MinHash{opts: MinHashOptions{OnePermutation: data[4] == kindMinHashOPH}}
+	default:
+		return nil, fmt.Errorf("%w: unknown index kind %d", ErrFormat, data[4])
+	}
+	if err := idx.UnmarshalBinary(data); err != nil {
+		return nil, err
+	}
+	return idx, nil
 }
 
 // Len returns the number of documents added.
@@ -145,6 +192,8 @@ const (
 	kindSDHash    = 3
 	kindSimHash   = 4
 	kindMinHash   = 5
+	// kindMinHashOPH is MinHash with OnePermutation: the same body.
+	kindMinHashOPH = 6
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)

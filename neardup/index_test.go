@@ -27,7 +27,11 @@ func methods(t testing.TB) map[string]Index {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return map[string]Index{"pmbf": pm, "sliced": sl, "sdhash": NewSDHash(), "simhash": NewSimHash(), "minhash": mh}
+	oph, err := NewMinHash(MinHashOptions{Hashes: 32, Bands: 8, OnePermutation: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]Index{"pmbf": pm, "sliced": sl, "sdhash": NewSDHash(), "simhash": NewSimHash(), "minhash": mh, "minhash-oph": oph}
 }
 
 // corpus is n synthetic documents of 300 to 800 words, with a printed
@@ -262,6 +266,37 @@ func TestOptionsInvalid(t *testing.T) {
 	} {
 		if !errors.Is(err, ErrInvalidOptions) {
 			t.Errorf("%s: %v, want ErrInvalidOptions", name, err)
+		}
+	}
+}
+
+// Decode returns an index of the snapshot's kind that answers like the
+// original, and rejects what is not a snapshot.
+func TestDecode(t *testing.T) {
+	c := newCorpus(t, 40)
+	for name, idx := range methods(t) {
+		for i, w := range c.words[:30] {
+			idx.Add(uint64(i), docOf(w))
+		}
+		b, err := idx.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := Decode(b)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if fmt.Sprintf("%T", back) != fmt.Sprintf("%T", idx) || back.Len() != 30 {
+			t.Errorf("%s: decoded a %T of %d pages", name, back, back.Len())
+		}
+		b2, _ := back.MarshalBinary()
+		if !bytes.Equal(b, b2) {
+			t.Errorf("%s: the decoded index encodes differently", name)
+		}
+	}
+	for _, bad := range [][]byte{nil, []byte("LCND"), []byte("LCND\x63\x01xxxxxxxx"), []byte("JUNKJUNKJUNK")} {
+		if _, err := Decode(bad); !errors.Is(err, ErrFormat) {
+			t.Errorf("Decode(%q) = %v, want ErrFormat", bad, err)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package neardup
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // MinHashOptions configure NewMinHash.
@@ -15,6 +16,15 @@ type MinHashOptions struct {
 	// resemblance 0.8 shares a band with probability 1-(1-0.8^4)^16 ≈
 	// 0.9998, one of 0.3 with 0.12.
 	Bands int
+	// OnePermutation computes a signature with one hash per shingle
+	// instead of Hashes (one permutation hashing: Li, Owen and Zhang,
+	// NIPS 2012): the hash range is cut into Hashes bins, each keeping
+	// the least value that falls in it, and an empty bin takes the value
+	// of a non-empty bin chosen by a fixed pseudo-random sequence
+	// (optimal densification: Shrivastava, ICML 2017). Resemblance is
+	// still the share of equal values. Its snapshots are of their own
+	// kind.
+	OnePermutation bool
 }
 
 // EnsureDefaults fills in the zero fields.
@@ -42,13 +52,32 @@ func (o *MinHashOptions) Validate() error {
 // min-hash values per document, estimating resemblance as the share of
 // equal values; candidates are the documents sharing all values of at
 // least one of b bands, found through one hash table per band, so a query
-// costs time independent of the collection (plus its candidates).
+// costs time independent of the collection (plus its candidates: at most
+// maxChain per band, the newest).
+//
+// Memory per document: 8 bytes of id, 4K of signature, and per band 4
+// bytes of chain plus 8-16 of table (a table of 4-byte heads kept at most
+// half full): 232-296 bytes at K=32 and 8 bands, 456-584 at the default
+// 64 and 16.
 type MinHash struct {
 	opts  MinHashOptions
 	ids   []uint64
-	sigs  []uint32              // K per document
-	bands []map[uint64][]uint32 // band key -> document indexes
+	sigs  []uint32    // K per document
+	bands []bandTable // one per band
 }
+
+// bandTable finds the documents of a band key: chained hashing whose
+// chains live in one slice, 8-16 bytes per document instead of a Go map's
+// 50 or more. Keys that share a bucket share its chain; the candidates
+// are verified on their signatures.
+type bandTable struct {
+	head []uint32 // a power of two of buckets: 1 + the newest document there, 0 if none
+	next []uint32 // per document: 1 + the previous document of its bucket, 0 if none
+}
+
+// maxChain bounds the documents a query compares per band: a band shared
+// by very many pages (a site's template) would make a query linear.
+const maxChain = 256
 
 // NewMinHash returns an empty MinHash index.
 func NewMinHash(opts MinHashOptions) (*MinHash, error) {
@@ -63,10 +92,49 @@ func NewMinHash(opts MinHashOptions) (*MinHash, error) {
 
 func (m *MinHash) reset() {
 	m.ids, m.sigs = nil, nil
-	m.bands = make([]map[uint64][]uint32, m.opts.Bands)
-	for i := range m.bands {
-		m.bands[i] = map[uint64][]uint32{}
+	m.bands = make([]bandTable, m.opts.Bands)
+}
+
+// signature returns the K values of a shingle set.
+func (m *MinHash) signature(sh []uint64) []uint32 {
+	if m.opts.OnePermutation {
+		return onePermutation(sh, m.opts.Hashes)
 	}
+	return minHashes(sh, m.opts.Hashes)
+}
+
+// onePermutation returns the densified one-permutation signature of a
+// non-empty shingle set: bin i of k keeps the least low half of the
+// mixed hashes whose high half falls in it; an empty bin copies the
+// value of the first non-empty bin in its own pseudo-random sequence of
+// bins, the same for every document.
+func onePermutation(sh []uint64, k int) []uint32 {
+	sig := make([]uint32, k)
+	var set [1024 / 64]uint64 // k <= 1024 (Validate)
+	for _, s := range sh {
+		h := mix64(s ^ 0x243f6a8885a308d3)
+		bin, v := int((h>>32)*uint64(k)>>32), uint32(h)
+		if set[bin/64]&(1<<(bin%64)) == 0 || v < sig[bin] {
+			sig[bin] = v
+			set[bin/64] |= 1 << (bin % 64)
+		}
+	}
+	if len(sh) == 0 {
+		return sig
+	}
+	for i := range sig {
+		if set[i/64]&(1<<(i%64)) != 0 {
+			continue
+		}
+		for a := uint64(1); ; a++ {
+			j := int((mix64(uint64(i)<<32|a) >> 32) * uint64(k) >> 32)
+			if set[j/64]&(1<<(j%64)) != 0 {
+				sig[i] = sig[j]
+				break
+			}
+		}
+	}
+	return sig
 }
 
 // minHashes returns the K min-hash values of a shingle set: for the i-th,
@@ -106,16 +174,42 @@ func (m *MinHash) Add(id uint64, d *Doc) {
 	if len(d.Shingles) == 0 {
 		return
 	}
-	m.insert(id, minHashes(d.Shingles, m.opts.Hashes))
+	m.insert(id, m.signature(d.Shingles))
 }
 
 func (m *MinHash) insert(id uint64, sig []uint32) {
 	n := uint32(len(m.ids))
 	m.ids = append(m.ids, id)
 	m.sigs = append(m.sigs, sig...)
+	if 2*len(m.ids) > len(m.bands[0].head) {
+		m.rehash()
+		return
+	}
 	for b := range m.bands {
-		k := m.bandKey(sig, b)
-		m.bands[b][k] = append(m.bands[b][k], n)
+		m.bands[b].add(m.bandKey(sig, b), n)
+	}
+}
+
+func (t *bandTable) add(key uint64, n uint32) {
+	i := key & uint64(len(t.head)-1)
+	t.next = append(t.next, t.head[i])
+	t.head[i] = n + 1
+}
+
+// rehash rebuilds the band tables with twice the buckets the documents
+// need, from the signatures.
+func (m *MinHash) rehash() {
+	size := 64
+	for size < 4*len(m.ids) {
+		size *= 2
+	}
+	for b := range m.bands {
+		t := &m.bands[b]
+		t.head = make([]uint32, size)
+		t.next = make([]uint32, 0, len(m.ids))
+		for n := range m.ids {
+			t.add(m.bandKey(m.sigs[n*m.opts.Hashes:(n+1)*m.opts.Hashes], b), uint32(n))
+		}
 	}
 }
 
@@ -125,16 +219,36 @@ func (m *MinHash) Query(d *Doc, min float64) []Match {
 	if len(d.Shingles) == 0 {
 		return nil
 	}
-	sig := minHashes(d.Shingles, m.opts.Hashes)
+	return m.query(m.signature(d.Shingles), min)
+}
+
+func (m *MinHash) query(sig []uint32, min float64) []Match {
+	if len(m.ids) == 0 {
+		return nil
+	}
 	var out []Match
-	seen := map[uint32]bool{}
+	var seen map[uint32]bool
+	var few []uint32 // the candidates compared, while few
 	for b := range m.bands {
-		for _, n := range m.bands[b][m.bandKey(sig, b)] {
-			if seen[n] {
+		t := &m.bands[b]
+		chain := 0
+		for n := t.head[m.bandKey(sig, b)&uint64(len(t.head)-1)]; n != 0 && chain < maxChain; n = t.next[n-1] {
+			chain++
+			doc := n - 1
+			if seen != nil {
+				if seen[doc] {
+					continue
+				}
+				seen[doc] = true
+			} else if slices.Contains(few, doc) {
 				continue
+			} else if few = append(few, doc); len(few) == 64 {
+				seen = make(map[uint32]bool, 256)
+				for _, f := range few {
+					seen[f] = true
+				}
 			}
-			seen[n] = true
-			other := m.sigs[int(n)*m.opts.Hashes : int(n+1)*m.opts.Hashes]
+			other := m.sigs[int(doc)*m.opts.Hashes : int(doc+1)*m.opts.Hashes]
 			eq := 0
 			for i, v := range sig {
 				if other[i] == v {
@@ -142,24 +256,63 @@ func (m *MinHash) Query(d *Doc, min float64) []Match {
 				}
 			}
 			if r := float64(eq) / float64(len(sig)); r >= min {
-				out = append(out, Match{ID: m.ids[n], Resemblance: r})
+				out = append(out, Match{ID: m.ids[doc], Resemblance: r})
 			}
 		}
 	}
 	return sortMatches(out)
 }
 
+// prepare computes d's signature, the costly part of a check, outside
+// Set's lock.
+func (m *MinHash) prepare(d *Doc) any {
+	if len(d.Shingles) == 0 {
+		return []uint32(nil)
+	}
+	return m.signature(d.Shingles)
+}
+
+func (m *MinHash) testAndAddPrepared(id uint64, p any, min float64) []Match {
+	sig := p.([]uint32)
+	if len(sig) == 0 {
+		return nil
+	}
+	out := m.query(sig, min)
+	m.insert(id, sig)
+	return out
+}
+
+func (m *MinHash) queryPrepared(p any, min float64) []Match {
+	sig := p.([]uint32)
+	if len(sig) == 0 {
+		return nil
+	}
+	return m.query(sig, min)
+}
+
 // Len returns the number of documents added.
 func (m *MinHash) Len() int { return len(m.ids) }
 
-// SizeBytes counts the signatures, ids and the band tables' entries (a
-// key and an index per band and document).
-func (m *MinHash) SizeBytes() int { return len(m.ids)*(8+12*m.opts.Bands) + 4*len(m.sigs) }
+// SizeBytes counts the ids, signatures and band tables.
+func (m *MinHash) SizeBytes() int {
+	n := 8*len(m.ids) + 4*len(m.sigs)
+	for _, t := range m.bands {
+		n += 4 * (len(t.head) + len(t.next))
+	}
+	return n
+}
+
+func (m *MinHash) kind() byte {
+	if m.opts.OnePermutation {
+		return kindMinHashOPH
+	}
+	return kindMinHash
+}
 
 // MarshalBinary encodes the options, ids and signatures; the band tables
 // are rebuilt on decoding.
 func (m *MinHash) MarshalBinary() ([]byte, error) {
-	e := newEncoder(kindMinHash)
+	e := newEncoder(m.kind())
 	e.uvarint(uint64(m.opts.Hashes))
 	e.uvarint(uint64(m.opts.Bands))
 	e.uvarint(uint64(len(m.ids)))
@@ -172,14 +325,15 @@ func (m *MinHash) MarshalBinary() ([]byte, error) {
 	return e.finish(), nil
 }
 
-// UnmarshalBinary replaces the index with an encoded one; on error the
-// index is unchanged.
+// UnmarshalBinary replaces the index with an encoded one, of its own
+// kind (with or without OnePermutation); on error the index is unchanged.
 func (m *MinHash) UnmarshalBinary(data []byte) error {
-	d, err := newDecoder(data, kindMinHash, "MinHash")
+	kind := m.kind() // a MinHash reads only snapshots of its own kind
+	d, err := newDecoder(data, kind, "MinHash")
 	if err != nil {
 		return err
 	}
-	opts := MinHashOptions{Hashes: int(min(d.uvarint(), 1<<20)), Bands: int(min(d.uvarint(), 1<<20))}
+	opts := MinHashOptions{Hashes: int(min(d.uvarint(), 1<<20)), Bands: int(min(d.uvarint(), 1<<20)), OnePermutation: kind == kindMinHashOPH}
 	if d.err == nil {
 		if err := opts.Validate(); err != nil {
 			return fmt.Errorf("%w: %w", ErrFormat, err)
@@ -199,8 +353,7 @@ func (m *MinHash) UnmarshalBinary(data []byte) error {
 	}
 	m.opts = opts
 	m.reset()
-	for i, id := range ids {
-		m.insert(id, sigs[i*opts.Hashes:(i+1)*opts.Hashes])
-	}
+	m.ids, m.sigs = ids, sigs
+	m.rehash()
 	return nil
 }
