@@ -102,6 +102,14 @@ func similarityMethods(bytesPerPage int, avgShingles float64) (map[string]neardu
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	// MinHash with one permutation hashing, the crawler's method: the
+	// signature and band tables together at about bytesPerPage (4 bytes
+	// per value, 12-20 per band of 4 values).
+	ophHashes := max(4, bytesPerPage/8/4*4)
+	oph, err := neardup.NewMinHash(neardup.MinHashOptions{Hashes: ophHashes, Bands: ophHashes / 4, OnePermutation: true})
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	bitsPerShingle := float64(bytesPerPage*8) / math.Max(1, avgShingles)
 	p := math.Min(0.5, math.Exp(-bitsPerShingle*math.Ln2*math.Ln2))
 	pm, err := neardup.NewPMBF(neardup.PMBFOptions{FalsePositiveRate: p})
@@ -111,12 +119,14 @@ func similarityMethods(bytesPerPage int, avgShingles float64) (map[string]neardu
 	notes := map[string]string{
 		"sliced":  fmt.Sprintf("bit-sliced PMBF: bottom-%d sketch (%d B) + %d-bit column", min(k, 255), 4*min(k, 255), max(64, bytesPerPage*8/4)),
 		"minhash": fmt.Sprintf("MinHash, %d values (%d B), LSH %d bands of %d", hashes, 4*hashes, bands, hashes/bands),
+		"minhash-oph": fmt.Sprintf("MinHash by one permutation hashing (one hash per shingle), %d values (%d B), LSH %d bands of 4; the crawler's method",
+			ophHashes, 4*ophHashes, ophHashes/4),
 		"pmbf":    fmt.Sprintf("paper PMBF, 32768-bit rows sized at p = %.3g: %.1f bits per shingle (%.0f shingles per page on average)", p, bitsPerShingle, avgShingles),
 		"sdhash":  "sdhash-style digest: 256-byte filters of <= 160 features (size follows the text)",
 		"simhash": "simhash, 64-bit fingerprint (8 B)",
 	}
-	names := []string{"sliced", "minhash", "simhash", "sdhash", "pmbf"}
-	return map[string]neardup.Index{"sliced": sl, "minhash": mh, "simhash": neardup.NewSimHash(), "sdhash": neardup.NewSDHash(), "pmbf": pm}, names, notes, nil
+	names := []string{"minhash-oph", "sliced", "minhash", "simhash", "sdhash", "pmbf"}
+	return map[string]neardup.Index{"minhash-oph": oph, "sliced": sl, "minhash": mh, "simhash": neardup.NewSimHash(), "sdhash": neardup.NewSDHash(), "pmbf": pm}, names, notes, nil
 }
 
 // readSimilarityCorpus reads the HTML pages of the WARC files.
