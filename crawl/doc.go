@@ -78,8 +78,8 @@
 // revisit record referring to the first one and logged with duplicate_of;
 // the payload index is in the store (or Redis) and bounded by
 // Options.PayloadDigests. Every 2xx HTML page is checked against the pages
-// before it for near-duplicate text (package neardup, 265 bytes of digest
-// per page) and logged with near_duplicate_of at
+// before it for near-duplicate text (package neardup: MinHash-LSH, about 280
+// bytes per page) and logged with near_duplicate_of at
 // Options.NearDuplicateThreshold; Options.SkipNearDuplicateLinks then
 // drops its links when the earlier page is on the same host. Both checks
 // are best effort across a crash: a page completed after the last

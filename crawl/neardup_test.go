@@ -3,6 +3,7 @@ package crawl
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -11,7 +12,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zeebo/xxh3"
+
 	"github.com/layercrawl/layercrawl/internal/mutate"
+	"github.com/layercrawl/layercrawl/neardup"
 )
 
 // calendarSite serves / linking to /day/1 and /other; /day/N is the same
@@ -123,5 +127,71 @@ func TestNearDuplicates(t *testing.T) {
 		if e.NearDuplicateOf != "" {
 			t.Errorf("check off, but %s near_duplicate_of %s", e.URL, e.NearDuplicateOf)
 		}
+	}
+}
+
+// A state written when the crawler used the bit-sliced PMBF resumes with
+// it: the snapshot's pages are still matched, and the index stays Sliced.
+func TestNearDuplicatesResumeSliced(t *testing.T) {
+	srv := calendarSite(t)
+	dir := t.TempDir()
+	o := Options{Seeds: []string{srv.URL + "/"}, Dir: dir, Concurrency: 1, ExpectedURLs: 1000, MaxPages: 3}
+	o.Politeness.Delay = -1
+	o.Fetch.AllowPrivate = true
+	if _, err := run(t, context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	// The state as the earlier crawler left it: /day/1 in a Sliced index.
+	resp, err := http.Get(srv.URL + "/day/1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sl, err := neardup.NewSliced(neardup.SlicedOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sl.Add(xxh3.HashString(srv.URL+"/day/1"), neardup.NewDoc(body))
+	b, err := sl.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "state", NearDuplicateFile)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	o.Seeds = []string{srv.URL + "/day/100"}
+	o.MaxPages = 0
+	o.MaxPages = 5 // the 3 before, /day/100 and one more
+	if _, err := run(t, context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, e := range readLog(t, filepath.Join(dir, "crawl.log.jsonl")) {
+		if e.URL == srv.URL+"/day/100" {
+			found = true
+			if e.NearDuplicateOf != srv.URL+"/day/1" {
+				t.Errorf("/day/100 near_duplicate_of %q, want /day/1 from the Sliced snapshot", e.NearDuplicateOf)
+			}
+		}
+	}
+	if !found {
+		t.Error("/day/100 not fetched")
+	}
+	b, err = os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, err := neardup.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := idx.(*neardup.Sliced); !ok || idx.Len() < 2 {
+		t.Errorf("after the resume the snapshot holds a %T of %d pages, want the Sliced index grown", idx, idx.Len())
 	}
 }

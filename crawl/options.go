@@ -155,8 +155,9 @@ type Options struct {
 	// 4-word shingle sets, package neardup) at which a fetched HTML page
 	// is logged as near_duplicate_of the earlier page it resembles most.
 	// Default DefaultNearDuplicateThreshold (0.7); negative: no check.
-	// The index holds a 265-byte digest per page (neardup.Sliced), is
-	// snapshotted with the seen-set, and in Redis mode is the worker's own.
+	// The index (neardup.MinHash by one permutation hashing, 32 values in
+	// 8 LSH bands) holds about 280 bytes per page and is snapshotted with
+	// the seen-set; in Redis mode it is the worker's own.
 	NearDuplicateThreshold float64
 	// SkipNearDuplicateLinks does not follow the links of a page that
 	// nearly duplicates an earlier page of the same host: calendars and
@@ -164,7 +165,7 @@ type Options struct {
 	SkipNearDuplicateLinks bool
 	// NearDuplicatePages bounds the pages indexed (later pages are still
 	// checked, not added); default DefaultNearDuplicatePages (1M, about
-	// 265 MB of digests); negative: no limit.
+	// 280 MB of index); negative: no limit.
 	NearDuplicatePages int64
 
 	// Redis, when set, runs this process as one worker of a crawl shared
