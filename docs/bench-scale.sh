@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Issue 15's scale benchmark: the crawler on a synthetic web served by
+# internal/testweb/serve in its own process, sampled every second by
+# internal/tools/scalebench (the crawler's /metrics, /proc/PID), cut into
+# tenths of its pages: pages/s, CPU per page, RSS, state and WARC bytes, the
+# longest frontier update (Frontier.Done, the insert stalls), checkpoints.
+#
+# Usage:
+#   docs/bench-scale.sh run HOSTS PAGES CONCURRENCY OUT [crawler flags...]
+#       one crawl of the web; OUT gets samples.csv, report.md, scale.png/.svg
+#   docs/bench-scale.sh colly HOSTS PAGES CONCURRENCY RUNS OUT [-- crawler flags...]
+#       the crawler and the colly crawler a colly user would write
+#       (internal/tools/collycrawl) on the same web, alternating, RUNS times
+#   docs/bench-scale.sh concurrency HOSTS PAGES OUT C1 C2 ... [-- crawler flags...]
+#       the crawler at each concurrency, to choose one
+#
+# BIN=DIR reuses binaries built there (serve, crawler, scalebench,
+# collycrawl); CRAWLER=PATH compares another crawler build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${BIN:-$(mktemp -d)}
+if [ -z "${BIN:-}" ]; then
+	trap 'rm -rf "$bin"' EXIT
+	go build -o "$bin/serve" ./internal/testweb/serve
+	go build -o "$bin/crawler" ./cmd/crawler
+	go build -o "$bin/scalebench" ./internal/tools/scalebench
+	go build -o "$bin/collycrawl" ./internal/tools/collycrawl
+fi
+crawler=${CRAWLER:-$bin/crawler}
+echo "machine: $(nproc) cores, $(git rev-parse --short HEAD)$(git diff --quiet || echo '+changes'), $(date -u +%FT%TZ)"
+
+mode=$1
+shift
+case $mode in
+run)
+	hosts=$1 pages=$2 conc=$3 out=$4
+	shift 4
+	echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+	"$bin/scalebench" -serve "$bin/serve" -crawler "$crawler" -hosts "$hosts" -pages "$pages" \
+		-concurrency "$conc" -out "$out" -- "$@"
+	echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+	;;
+colly)
+	hosts=$1 pages=$2 conc=$3 runs=$4 out=$5
+	shift 5
+	[ $# -gt 0 ] && [ "$1" = -- ] && shift
+	for r in $(seq "$runs"); do
+		for who in crawler colly; do
+			echo "== run $r: $who (load $(cut -d' ' -f1 /proc/loadavg))"
+			rm -rf "$out/$who-$r"
+			if [ $who = crawler ]; then
+				"$bin/scalebench" -serve "$bin/serve" -crawler "$crawler" -hosts "$hosts" -pages "$pages" \
+					-concurrency "$conc" -out "$out/$who-$r" -- "$@" | head -1
+			else
+				"$bin/scalebench" -serve "$bin/serve" -colly "$bin/collycrawl" -hosts "$hosts" -pages "$pages" \
+					-concurrency "$conc" -out "$out/$who-$r" | head -1
+			fi
+		done
+	done
+	;;
+concurrency)
+	hosts=$1 pages=$2 out=$3
+	shift 3
+	levels=()
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		levels+=("$1")
+		shift
+	done
+	[ $# -gt 0 ] && shift
+	for c in "${levels[@]}"; do
+		echo "== concurrency $c (load $(cut -d' ' -f1 /proc/loadavg))"
+		rm -rf "$out/c$c"
+		"$bin/scalebench" -serve "$bin/serve" -crawler "$crawler" -hosts "$hosts" -pages "$pages" \
+			-concurrency "$c" -out "$out/c$c" -- "$@" | head -1
+	done
+	;;
+*)
+	echo "usage: $0 run|colly|concurrency ..." >&2
+	exit 2
+	;;
+esac
