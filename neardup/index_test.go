@@ -300,3 +300,53 @@ func TestDecode(t *testing.T) {
 		}
 	}
 }
+
+// Signature and BandKeys are what Query compares: an index kept elsewhere
+// (the crawler's in Redis) built on them finds the pages Query finds, at
+// the resemblance Query reports.
+func TestMinHashSignatureBandKeys(t *testing.T) {
+	c := newCorpus(t, 50)
+	m, err := NewMinHash(MinHashOptions{Hashes: 32, Bands: 8, OnePermutation: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Signature(nil) != nil {
+		t.Error("Signature of no shingles is not nil")
+	}
+	sigs := make([][]uint32, len(c.words))
+	for i, w := range c.words {
+		d := docOf(w)
+		m.Add(uint64(i), d)
+		sigs[i] = m.Signature(d.Shingles)
+	}
+	for i, w := range c.words[:20] {
+		q := docOf(mutate.Words(c.rng, w, c.vocab, 0.02))
+		qs := m.Signature(q.Shingles)
+		qk := m.BandKeys(qs)
+		if len(qs) != 32 || len(qk) != 8 {
+			t.Fatalf("%d values, %d band keys", len(qs), len(qk))
+		}
+		for _, match := range m.Query(q, 0.5) {
+			s := sigs[match.ID]
+			eq := 0
+			for j := range s {
+				if s[j] == qs[j] {
+					eq++
+				}
+			}
+			if r := float64(eq) / 32; r != match.Resemblance {
+				t.Errorf("page %d: Query says %.4f, the signatures %.4f", match.ID, match.Resemblance, r)
+			}
+			shared := false
+			for b, k := range m.BandKeys(s) {
+				shared = shared || k == qk[b]
+			}
+			if !shared {
+				t.Errorf("page %d matched without a band key in common", match.ID)
+			}
+		}
+		if got := m.Query(q, 0.5); len(got) == 0 || got[0].ID != uint64(i) {
+			t.Errorf("the 2%% copy of page %d found %v", i, got)
+		}
+	}
+}

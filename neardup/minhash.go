@@ -169,6 +169,29 @@ func (m *MinHash) bandKey(sig []uint32, b int) uint64 {
 	return h
 }
 
+// Signature returns the K values of a shingle set (nil for an empty
+// one), for an index kept elsewhere on m's options: two pages resemble
+// each other as the share of their equal values.
+func (m *MinHash) Signature(shingles []uint64) []uint32 {
+	if len(shingles) == 0 {
+		return nil
+	}
+	return m.signature(shingles)
+}
+
+// BandKeys returns the LSH band keys of a signature, one per band: pages
+// that share a key are the candidates of an index kept elsewhere.
+func (m *MinHash) BandKeys(sig []uint32) []uint64 {
+	keys := make([]uint64, m.opts.Bands)
+	for b := range keys {
+		keys[b] = m.bandKey(sig, b)
+	}
+	return keys
+}
+
+// Options returns m's options, defaults filled in.
+func (m *MinHash) Options() MinHashOptions { return m.opts }
+
 // Add indexes d under id.
 func (m *MinHash) Add(id uint64, d *Doc) {
 	if len(d.Shingles) == 0 {
