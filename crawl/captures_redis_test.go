@@ -55,7 +55,7 @@ func TestCrawlCapturesRedis(t *testing.T) {
 // testRedisPrefix returns a fresh key prefix on the test Redis, whose keys
 // are deleted when the test ends; it skips the test without Redis, or
 // fails it under CI=true.
-func testRedisPrefix(t *testing.T, name string) string {
+func testRedisPrefix(t testing.TB, name string) string {
 	t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: capturesTestRedis})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

@@ -71,7 +71,7 @@ func (c *Crawler) openLocal() error {
 		}
 	}
 	if o.NearDuplicateThreshold >= 0 {
-		if err := c.openNearDups(); err != nil {
+		if err := c.openNearDups(nil); err != nil {
 			return err
 		}
 	}

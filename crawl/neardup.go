@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -9,13 +10,13 @@ import (
 	"mime"
 	"net/url"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/zeebo/xxh3"
 
 	"github.com/layercrawl/layercrawl/fetch"
 	"github.com/layercrawl/layercrawl/frontier"
+	"github.com/layercrawl/layercrawl/frontier/redisfrontier"
 	"github.com/layercrawl/layercrawl/neardup"
 	"github.com/layercrawl/layercrawl/storage"
 )
@@ -28,14 +29,15 @@ const NearDuplicateFile = "neardup.idx"
 // by its id (the XXH3 of the URL), for the log's near_duplicate_of.
 const nearDupURLPrefix = "x/nu/"
 
-// nearDups is a crawl's near-duplicate check.
+// nearDups is a crawl's near-duplicate check: a local index with its
+// snapshot and the pages' URLs in the store, or (Redis mode) the index
+// shared by the workers in Redis.
 type nearDups struct {
-	set   *neardup.Set
-	store frontier.Store // nil in Redis mode: ids are then resolved from urls
-	path  string         // snapshot; empty in Redis mode
+	set   *neardup.Set   // local mode
+	store frontier.Store // local mode: the URL of every indexed page
+	path  string         // local mode: the snapshot
 
-	mu   sync.Mutex // protects urls
-	urls map[uint64]string
+	shared *redisNearDups // Redis mode
 }
 
 // nearDup is the outcome of checking one page.
@@ -54,34 +56,38 @@ type nearDup struct {
 // matched it on the similarity experiment at equal memory.
 var nearDupOptions = neardup.MinHashOptions{Hashes: 32, Bands: 8, OnePermutation: true}
 
-// openNearDups makes the index and, in local mode, loads its snapshot,
-// of whichever kind it is (a state written before the change holds a
-// Sliced index, and keeps it).
-func (c *Crawler) openNearDups() error {
+// openNearDups opens the index: in Redis mode the workers' shared one
+// (client not nil), otherwise a local one with its snapshot loaded, of
+// whichever kind it is (a state written before the change holds a Sliced
+// index, and keeps it).
+func (c *Crawler) openNearDups(client *redisfrontier.Client) error {
+	if client != nil {
+		shared, err := newRedisNearDups(client, c.opts.NearDuplicatePages)
+		if err != nil {
+			return err
+		}
+		c.nearDups = &nearDups{shared: shared}
+		return nil
+	}
 	idx, err := neardup.NewMinHash(nearDupOptions)
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)
 	}
-	nd := &nearDups{set: neardup.NewSet(idx), store: c.store}
-	if c.store == nil {
-		nd.urls = map[uint64]string{}
-	} else {
-		nd.path = filepath.Join(c.opts.StateDir, NearDuplicateFile)
-		err := storage.ReadFileAtomic(nd.path, func(r io.Reader) error {
-			b, err := io.ReadAll(r)
-			if err != nil {
-				return err
-			}
-			saved, err := neardup.Decode(b)
-			if err != nil {
-				return err
-			}
-			nd.set = neardup.NewSet(saved)
-			return nil
-		})
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("%w: %s: %w", ErrCorruptState, nd.path, err)
+	nd := &nearDups{set: neardup.NewSet(idx), store: c.store, path: filepath.Join(c.opts.StateDir, NearDuplicateFile)}
+	err = storage.ReadFileAtomic(nd.path, func(r io.Reader) error {
+		b, err := io.ReadAll(r)
+		if err != nil {
+			return err
 		}
+		saved, err := neardup.Decode(b)
+		if err != nil {
+			return err
+		}
+		nd.set = neardup.NewSet(saved)
+		return nil
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: %s: %w", ErrCorruptState, nd.path, err)
 	}
 	c.nearDups = nd
 	return nil
@@ -119,7 +125,7 @@ func (c *Crawler) wantsText(res *fetch.Result) bool {
 // checkNearDuplicate compares a fetched HTML page with the pages indexed
 // before it and indexes it, in one step. shingles has read the page's
 // text in the link extraction's pass; when nil, the check reads it.
-func (c *Crawler) checkNearDuplicate(res *fetch.Result, shingles *neardup.Shingler) (nearDup, error) {
+func (c *Crawler) checkNearDuplicate(ctx context.Context, res *fetch.Result, shingles *neardup.Shingler) (nearDup, error) {
 	nd := c.nearDups
 	if !c.wantsText(res) {
 		return nearDup{}, nil
@@ -138,6 +144,14 @@ func (c *Crawler) checkNearDuplicate(res *fetch.Result, shingles *neardup.Shingl
 		return nearDup{}, nil
 	}
 	id := xxh3.HashString(res.URL)
+	if nd.shared != nil {
+		of, r, err := nd.shared.testAndAdd(ctx, id, res.URL, doc.Shingles, c.opts.NearDuplicateThreshold)
+		if err != nil || of == "" {
+			return nearDup{}, err
+		}
+		c.counters.nearDuplicates.Add(1)
+		return nearDup{of: of, resemblance: r, sameHost: sameHost(of, res.URL)}, nil
+	}
 	full := c.opts.NearDuplicatePages >= 0 && int64(nd.set.Len()) >= c.opts.NearDuplicatePages
 	var matches []neardup.Match
 	if full {
@@ -168,12 +182,6 @@ func (c *Crawler) checkNearDuplicate(res *fetch.Result, shingles *neardup.Shingl
 }
 
 func (nd *nearDups) remember(id uint64, u string) error {
-	if nd.store == nil {
-		nd.mu.Lock()
-		nd.urls[id] = u
-		nd.mu.Unlock()
-		return nil
-	}
 	key := binary.BigEndian.AppendUint64([]byte(nearDupURLPrefix), id)
 	if err := nd.store.Write(func(w frontier.Writer) error { return w.Set(key, []byte(u)) }); err != nil {
 		return fmt.Errorf("crawl: near-duplicate index: %w", err)
@@ -182,15 +190,6 @@ func (nd *nearDups) remember(id uint64, u string) error {
 }
 
 func (nd *nearDups) url(id uint64) (string, error) {
-	if nd.store == nil {
-		nd.mu.Lock()
-		defer nd.mu.Unlock()
-		u, ok := nd.urls[id]
-		if !ok {
-			return "", frontier.ErrNotFound
-		}
-		return u, nil
-	}
 	v, err := nd.store.Get(binary.BigEndian.AppendUint64([]byte(nearDupURLPrefix), id))
 	if err != nil {
 		return "", fmt.Errorf("crawl: near-duplicate index: page %x: %w", id, err)
@@ -209,7 +208,7 @@ func (c *Crawler) nearDupStats(s *FetchStats) {
 	s.NearDuplicates = c.counters.nearDuplicates.Load()
 	s.NearDuplicateLinksSkipped = c.counters.nearDupLinks.Load()
 	s.NearDuplicateCheck = time.Duration(c.counters.nearDupNanos.Load())
-	if c.nearDups != nil {
+	if c.nearDups != nil && c.nearDups.set != nil {
 		s.NearDuplicateIndexBytes = uint64(c.nearDups.set.SizeBytes())
 	}
 }

@@ -157,7 +157,8 @@ type Options struct {
 	// Default DefaultNearDuplicateThreshold (0.7); negative: no check.
 	// The index (neardup.MinHash by one permutation hashing, 32 values in
 	// 8 LSH bands) holds about 280 bytes per page and is snapshotted with
-	// the seen-set; in Redis mode it is the worker's own.
+	// the seen-set; in Redis mode it is in Redis, shared by the workers
+	// (about 870 bytes per page there: docs/BENCHMARKS.md).
 	NearDuplicateThreshold float64
 	// SkipNearDuplicateLinks does not follow the links of a page that
 	// nearly duplicates an earlier page of the same host: calendars and

@@ -70,7 +70,7 @@ func (c *Crawler) startRedis(ctx context.Context) error {
 		c.payloads = redisPayloads{client: r.client, max: o.PayloadDigests}
 	}
 	if o.NearDuplicateThreshold >= 0 {
-		if err := c.openNearDups(); err != nil {
+		if err := c.openNearDups(r.client); err != nil {
 			return err
 		}
 	}

@@ -90,7 +90,7 @@ type FetchStats struct {
 	NearDuplicates            uint64        // HTML pages resembling an earlier page at Options.NearDuplicateThreshold
 	NearDuplicateLinksSkipped uint64        // links not followed: their page nearly duplicates an earlier page of its host (SkipNearDuplicateLinks)
 	NearDuplicateCheck        time.Duration // time spent in the near-duplicate check (shingling, query); the text comes from the link extraction's pass
-	NearDuplicateIndexBytes   uint64        // memory of the near-duplicate index's digests
+	NearDuplicateIndexBytes   uint64        // memory of the near-duplicate index (local mode; 0 in Redis mode, where Redis holds it)
 	Retried                   uint64        // attempts that failed transiently and were queued for a retry
 	RetriesExhausted          uint64        // URLs whose last retry failed transiently too
 

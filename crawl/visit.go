@@ -96,7 +96,7 @@ func (c *Crawler) visit(ctx context.Context, ent frontier.Entry) (out frontier.O
 	}
 	out.Fetched = true
 	c.counters.fetched.Add(1)
-	nd, err := c.checkNearDuplicate(res, shingles)
+	nd, err := c.checkNearDuplicate(ctx, res, shingles)
 	if err != nil {
 		return out, false, err
 	}

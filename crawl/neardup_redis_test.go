@@ -1,0 +1,254 @@
+package crawl
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/zeebo/xxh3"
+
+	"github.com/layercrawl/layercrawl/frontier/redisfrontier"
+	"github.com/layercrawl/layercrawl/internal/mutate"
+	"github.com/layercrawl/layercrawl/internal/testweb"
+	"github.com/layercrawl/layercrawl/neardup"
+)
+
+// The shared index answers as the local one (neardup.MinHash with the
+// crawler's options) for a sequence of pages checked by two workers in
+// turn, keeps NearDuplicatePages pages and adds a page once.
+func TestRedisNearDups(t *testing.T) {
+	prefix := testRedisPrefix(t, "neardup")
+	rdb := redis.NewClient(&redis.Options{Addr: capturesTestRedis})
+	defer rdb.Close()
+	ctx := context.Background()
+	var workers [2]*redisNearDups
+	for i := range workers {
+		client, err := redisfrontier.NewClient(rdb, redisfrontier.Config{Prefix: prefix})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if workers[i], err = newRedisNearDups(client, 60); err != nil {
+			t.Fatal(err)
+		}
+	}
+	local, err := neardup.NewMinHash(nearDupOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := neardup.NewSet(local)
+
+	rng := rand.New(rand.NewPCG(3, 4))
+	vocab := mutate.Vocabulary(rng, 5000)
+	var texts [][]string
+	for range 40 {
+		texts = append(texts, mutate.Text(rng, vocab, 200+rng.IntN(200)))
+	}
+	// 40 pages, then 30 edited copies (1-20% of words): the last 10 find
+	// the index full and are checked, not added.
+	matched := 0
+	for i := range 70 {
+		words := texts[i%40]
+		if i >= 40 {
+			words = mutate.Words(rng, words, vocab, []float64{0.01, 0.05, 0.2}[i%3])
+		}
+		u := fmt.Sprintf("http://h/%d", i)
+		id := xxh3.HashString(u)
+		sh := neardup.ShingleHashes(strings.Join(words, " "), 0)
+		of, r, err := workers[i%2].testAndAdd(ctx, id, u, sh, 0.7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc := &neardup.Doc{Shingles: sh}
+		var want []neardup.Match
+		if set.Len() < 60 {
+			want = set.TestAndAdd(id, doc, 0.7)
+		} else {
+			want = set.Query(doc, 0.7)
+		}
+		switch {
+		case len(want) == 0 && of != "":
+			t.Errorf("page %d: shared index says %s at %.3f, the local one nothing", i, of, r)
+		case len(want) > 0 && (of == "" || r != want[0].Resemblance):
+			t.Errorf("page %d: shared index says %q at %.3f, the local one %v", i, of, r, want)
+		case len(want) > 0:
+			matched++
+			if want := fmt.Sprintf("http://h/%d", i%40); of != want {
+				t.Errorf("page %d: near-duplicate of %s, want %s", i, of, want)
+			}
+		}
+	}
+	if matched < 15 {
+		t.Errorf("only %d of 30 copies matched", matched)
+	}
+	if n, err := rdb.HLen(ctx, prefix+"{neardup}:sigs").Result(); err != nil || n != 60 {
+		t.Errorf("%d pages indexed (%v), want the limit, 60", n, err)
+	}
+	// The same page again (a retried call, a fetch after a crash): not
+	// matched with itself, not added twice.
+	u := "http://h/0"
+	if of, _, err := workers[1].testAndAdd(ctx, xxh3.HashString(u), u, neardup.ShingleHashes(strings.Join(texts[0], " "), 0), 0.7); err != nil || of == u {
+		t.Errorf("page 0 again: %q, %v", of, err)
+	}
+	for b := range nearDupOptions.Bands {
+		n, err := rdb.HLen(ctx, fmt.Sprintf("%s{neardup}:b%d", prefix, b)).Result()
+		if err != nil || n == 0 || n > 60 {
+			t.Errorf("band %d: %d keys (%v)", b, n, err)
+		}
+	}
+}
+
+// A band key shared by very many pages keeps the newest
+// redisNearDupChain of them.
+func TestRedisNearDupsChain(t *testing.T) {
+	prefix := testRedisPrefix(t, "neardupchain")
+	rdb := redis.NewClient(&redis.Options{Addr: capturesTestRedis})
+	defer rdb.Close()
+	client, err := redisfrontier.NewClient(rdb, redisfrontier.Config{Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nd, err := newRedisNearDups(client, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	sh := neardup.ShingleHashes(strings.Repeat("the same template text again ", 30), 0)
+	for i := range redisNearDupChain + 20 {
+		u := fmt.Sprintf("http://h/%d", i)
+		of, r, err := nd.testAndAdd(ctx, xxh3.HashString(u), u, sh, 0.7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("http://h/%d", i-1); i > 0 && (of != want || r != 1) {
+			t.Fatalf("page %d: %q at %.3f, want the newest, %s, at 1", i, of, r, want)
+		}
+	}
+	for b := range nearDupOptions.Bands {
+		vals, err := rdb.HVals(ctx, fmt.Sprintf("%s{neardup}:b%d", prefix, b)).Result()
+		if err != nil || len(vals) != 1 || len(vals[0]) != 8*redisNearDupChain {
+			t.Errorf("band %d: %d keys, chain of %d bytes (%v), want one of %d", b, len(vals), len(vals[0]), err, 8*redisNearDupChain)
+		}
+	}
+}
+
+// Two workers of a Redis-mode crawl share one index: it holds every HTML
+// page either fetched, and the press releases of testweb's near-duplicate
+// hosts are found as in a local crawl.
+func TestNearDuplicatesTestwebRedis(t *testing.T) {
+	prefix := testRedisPrefix(t, "neardupweb")
+	w, want := startWeb(t, testweb.Options{Seed: 3, Hosts: 12, Pages: 600, NearDuplicates: true}, testweb.ExpectOptions{})
+	if len(want.NearDuplicates) == 0 {
+		t.Fatal("testweb made no near-duplicate groups")
+	}
+	dir := t.TempDir()
+	o := Options{Seeds: w.Seeds(), Dir: dir, Concurrency: 4, ExpectedURLs: 100_000}
+	o.Politeness.Delay = -1
+	o.Admission.MaxDepth = -1
+	o.Fetch.AllowPrivate = true
+	o.Fetch.Resolver = w.Resolver()
+	stats := runRedisWorkers(t, 2, o, prefix)
+	logs, _ := filepath.Glob(filepath.Join(dir, "crawl-*.log.jsonl"))
+	group := map[string]int{}
+	for i, g := range want.NearDuplicates {
+		for _, u := range g {
+			group[u] = i + 1
+		}
+	}
+	html, firsts, found, repeats := 0, 0, 0, 0
+	seen := map[int]bool{}
+	for _, l := range logs {
+		for _, e := range readLog(t, l) {
+			if e.Status >= 200 && e.Status < 300 && isHTML(e.ContentType) {
+				html++
+			}
+			g := group[e.URL]
+			if g == 0 {
+				continue
+			}
+			if !seen[g] {
+				seen[g] = true
+				firsts++
+			}
+			if e.NearDuplicateOf != "" {
+				found++
+				if group[e.NearDuplicateOf] != g {
+					t.Errorf("%s: near_duplicate_of %s, outside its group", e.URL, e.NearDuplicateOf)
+				}
+			} else {
+				repeats++ // logged without a match: the first of its group, or missed
+			}
+		}
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: capturesTestRedis})
+	defer rdb.Close()
+	n, err := rdb.HLen(context.Background(), prefix+"{neardup}:sigs").Result()
+	if err != nil || int(n) > html || int(n) < html*9/10 {
+		t.Errorf("the shared index holds %d pages (%v); the workers fetched %d HTML pages", n, err, html)
+	}
+	if repeats > firsts || found == 0 {
+		t.Errorf("%d group pages without a match for %d groups, %d found", repeats, firsts, found)
+	}
+	if s := stats[0].Fetch.NearDuplicates + stats[1].Fetch.NearDuplicates; s != uint64(found) {
+		t.Errorf("Stats count %d near-duplicates, the logs %d", s, found)
+	}
+	t.Logf("%d HTML pages, %d indexed, %d groups, %d found", html, n, firsts, found)
+}
+
+// BenchmarkRedisNearDups checks and adds distinct pages of 300-600 words
+// in the shared index and reports Redis's memory per page indexed (the
+// growth of INFO used_memory: run it on an otherwise idle Redis).
+func BenchmarkRedisNearDups(b *testing.B) {
+	prefix := testRedisPrefix(b, "neardupbench")
+	rdb := redis.NewClient(&redis.Options{Addr: capturesTestRedis})
+	defer rdb.Close()
+	client, err := redisfrontier.NewClient(rdb, redisfrontier.Config{Prefix: prefix})
+	if err != nil {
+		b.Fatal(err)
+	}
+	nd, err := newRedisNearDups(client, -1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(1, 2))
+	vocab := mutate.Vocabulary(rng, 20000)
+	pages := make([][]uint64, 1000)
+	for i := range pages {
+		pages[i] = neardup.ShingleHashes(strings.Join(mutate.Text(rng, vocab, 300+rng.IntN(300)), " "), 0)
+	}
+	used := func() int64 {
+		info, err := rdb.Info(ctx, "memory").Result()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, l := range strings.Split(info, "\r\n") {
+			if v, ok := strings.CutPrefix(l, "used_memory:"); ok {
+				var n int64
+				fmt.Sscan(v, &n)
+				return n
+			}
+		}
+		b.Fatal("no used_memory in INFO memory")
+		return 0
+	}
+	before := used()
+	i := 0
+	for b.Loop() {
+		sh := pages[i%len(pages)]
+		// Each page distinct: its shingles shifted by its number.
+		page := make([]uint64, len(sh))
+		for j, s := range sh {
+			page[j] = s + uint64(i/len(pages))*0x9e3779b97f4a7c15
+		}
+		u := fmt.Sprintf("http://host%d.example/section/page-%d.html", i%100, i)
+		if _, _, err := nd.testAndAdd(ctx, xxh3.HashString(u), u, page, 0.7); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	b.ReportMetric(float64(used()-before)/float64(i), "redis-B/page")
+}
