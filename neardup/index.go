@@ -1,11 +1,15 @@
 package neardup
 
 import (
+	"bufio"
+	"bytes"
 	"encoding"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash"
 	"hash/crc32"
+	"io"
 	"math/bits"
 	"slices"
 	"sync"
@@ -157,6 +161,24 @@ func (s *Set) MarshalBinary() ([]byte, error) {
 	return s.idx.MarshalBinary()
 }
 
+// Snapshot returns the index as it is now, to be written (in the format
+// of MarshalBinary) while documents are still added. For a MinHash, whose
+// ids and signatures are append-only, it takes the lock only to note
+// their length and writes from the index's own memory, with no copy;
+// other kinds are encoded under the lock.
+func (s *Set) Snapshot() (io.WriterTo, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m, ok := s.idx.(*MinHash); ok {
+		return m.view(), nil
+	}
+	b, err := s.idx.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	return bytes.NewReader(b), nil
+}
+
 // UnmarshalBinary replaces the index's contents with a snapshot's.
 func (s *Set) UnmarshalBinary(b []byte) error {
 	s.mu.Lock()
@@ -207,6 +229,47 @@ func newEncoder(kind byte) *encoder {
 func (e *encoder) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
 func (e *encoder) u64(v uint64)     { e.b = binary.LittleEndian.AppendUint64(e.b, v) }
 func (e *encoder) u32(v uint32)     { e.b = binary.LittleEndian.AppendUint32(e.b, v) }
+// streamEncoder writes a format body as it goes, with the checksum last:
+// the bytes of an encoder's finish, without holding them.
+type streamEncoder struct {
+	w   *bufio.Writer
+	crc hash.Hash32
+	n   int64
+	buf [binary.MaxVarintLen64]byte
+	err error
+}
+
+func newStreamEncoder(w io.Writer, kind byte) *streamEncoder {
+	e := &streamEncoder{w: bufio.NewWriterSize(w, 1<<16), crc: crc32.New(castagnoli)}
+	e.write(append([]byte(formatMagic), kind, formatVersion))
+	return e
+}
+
+func (e *streamEncoder) write(b []byte) {
+	if e.err != nil {
+		return
+	}
+	e.crc.Write(b)
+	n, err := e.w.Write(b)
+	e.n += int64(n)
+	e.err = err
+}
+func (e *streamEncoder) uvarint(v uint64) { e.write(binary.AppendUvarint(e.buf[:0], v)) }
+
+// finish writes the checksum and flushes, returning the bytes written.
+func (e *streamEncoder) finish() (int64, error) {
+	if e.err == nil {
+		sum := binary.LittleEndian.AppendUint32(e.buf[:0], e.crc.Sum32())
+		n, err := e.w.Write(sum)
+		e.n += int64(n)
+		e.err = err
+	}
+	if e.err == nil {
+		e.err = e.w.Flush()
+	}
+	return e.n, e.err
+}
+
 func (e *encoder) finish() []byte {
 	return binary.LittleEndian.AppendUint32(e.b, crc32.Checksum(e.b, castagnoli))
 }

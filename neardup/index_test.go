@@ -350,3 +350,60 @@ func TestMinHashSignatureBandKeys(t *testing.T) {
 		}
 	}
 }
+
+// Set.Snapshot is the index at the call: its bytes are MarshalBinary's
+// then, however many documents are added while it is written.
+func TestSetSnapshot(t *testing.T) {
+	c := newCorpus(t, 60)
+	for name, idx := range methods(t) {
+		s := NewSet(idx)
+		for i, w := range c.words[:30] {
+			s.TestAndAdd(uint64(i), docOf(w), 0.7)
+		}
+		want, err := s.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap, err := s.Snapshot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for i, w := range c.words[30:] {
+				s.TestAndAdd(uint64(30+i), docOf(w), 0.7)
+			}
+		}()
+		var buf bytes.Buffer
+		n, err := snap.WriteTo(&buf)
+		<-done
+		if err != nil || n != int64(buf.Len()) {
+			t.Fatalf("%s: WriteTo = %d, %v for %d bytes", name, n, err, buf.Len())
+		}
+		if !bytes.Equal(buf.Bytes(), want) {
+			t.Errorf("%s: the snapshot's %d bytes differ from MarshalBinary's %d at the call", name, buf.Len(), len(want))
+		}
+		if s.Len() != 60 {
+			t.Errorf("%s: %d documents after the adds", name, s.Len())
+		}
+	}
+}
+
+// A failing writer's error is returned.
+func TestSetSnapshotWriteError(t *testing.T) {
+	m, _ := NewMinHash(MinHashOptions{Hashes: 32, Bands: 8, OnePermutation: true})
+	s := NewSet(m)
+	c := newCorpus(t, 5)
+	for i, w := range c.words {
+		s.TestAndAdd(uint64(i), docOf(w), 0.7)
+	}
+	snap, _ := s.Snapshot()
+	if _, err := snap.WriteTo(failWriter{}); err == nil {
+		t.Error("WriteTo to a failing writer: no error")
+	}
+}
+
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }

@@ -1,7 +1,9 @@
 package neardup
 
 import (
+	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 )
@@ -346,6 +348,37 @@ func (m *MinHash) MarshalBinary() ([]byte, error) {
 		}
 	}
 	return e.finish(), nil
+}
+
+// minHashView is a MinHash's first documents: insert only appends to ids
+// and sigs, so their first n entries never change and may be read while
+// later ones are added (into the same arrays or new ones).
+type minHashView struct {
+	opts MinHashOptions
+	kind byte
+	ids  []uint64
+	sigs []uint32
+}
+
+func (m *MinHash) view() minHashView {
+	return minHashView{opts: m.opts, kind: m.kind(), ids: m.ids[:len(m.ids):len(m.ids)], sigs: m.sigs[:len(m.sigs):len(m.sigs)]}
+}
+
+// WriteTo writes the view in the format of MarshalBinary.
+func (v minHashView) WriteTo(w io.Writer) (int64, error) {
+	e := newStreamEncoder(w, v.kind)
+	e.uvarint(uint64(v.opts.Hashes))
+	e.uvarint(uint64(v.opts.Bands))
+	e.uvarint(uint64(len(v.ids)))
+	doc := make([]byte, 0, 8+4*v.opts.Hashes) // one write per document
+	for i, id := range v.ids {
+		doc = binary.LittleEndian.AppendUint64(doc[:0], id)
+		for _, x := range v.sigs[i*v.opts.Hashes : (i+1)*v.opts.Hashes] {
+			doc = binary.LittleEndian.AppendUint32(doc, x)
+		}
+		e.write(doc)
+	}
+	return e.finish()
 }
 
 // UnmarshalBinary replaces the index with an encoded one, of its own
