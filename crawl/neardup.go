@@ -101,12 +101,15 @@ func (c *Crawler) saveNearDups() error {
 	if nd == nil || nd.path == "" {
 		return nil
 	}
-	b, err := nd.set.MarshalBinary()
+	// The snapshot holds the lock only to note the index's length, and
+	// is written from the index's memory: no copy of a 300 MB index at a
+	// million pages, no check waiting for the disk.
+	snap, err := nd.set.Snapshot()
 	if err != nil {
 		return err
 	}
 	return storage.WriteFileAtomic(nd.path, func(w io.Writer) error {
-		_, err := w.Write(b)
+		_, err := snap.WriteTo(w)
 		return err
 	})
 }
