@@ -229,6 +229,7 @@ func newEncoder(kind byte) *encoder {
 func (e *encoder) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
 func (e *encoder) u64(v uint64)     { e.b = binary.LittleEndian.AppendUint64(e.b, v) }
 func (e *encoder) u32(v uint32)     { e.b = binary.LittleEndian.AppendUint32(e.b, v) }
+
 // streamEncoder writes a format body as it goes, with the checksum last:
 // the bytes of an encoder's finish, without holding them.
 type streamEncoder struct {
