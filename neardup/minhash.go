@@ -57,10 +57,10 @@ func (o *MinHashOptions) Validate() error {
 // costs time independent of the collection (plus its candidates: at most
 // maxChain per band, the newest).
 //
-// Memory per document: 8 bytes of id, 4K of signature, and per band 4
-// bytes of chain plus 8-16 of table (a table of 4-byte heads kept at most
-// half full): 232-296 bytes at K=32 and 8 bands, 456-584 at the default
-// 64 and 16.
+// Memory per document: 8 bytes of id, 4K of signature, and per band 4-5
+// bytes of chain plus 4-8 of table (a table of 4-byte heads with one to
+// two buckets per document): 200-240 bytes at K=32 and 8 bands, 328-408
+// at the default 64 and 16.
 type MinHash struct {
 	opts  MinHashOptions
 	ids   []uint64
@@ -69,7 +69,7 @@ type MinHash struct {
 }
 
 // bandTable finds the documents of a band key: chained hashing whose
-// chains live in one slice, 8-16 bytes per document instead of a Go map's
+// chains live in one slice, 8-13 bytes per document instead of a Go map's
 // 50 or more. Keys that share a bucket share its chain; the candidates
 // are verified on their signatures.
 type bandTable struct {
@@ -206,7 +206,7 @@ func (m *MinHash) insert(id uint64, sig []uint32) {
 	n := uint32(len(m.ids))
 	m.ids = append(m.ids, id)
 	m.sigs = append(m.sigs, sig...)
-	if 2*len(m.ids) > len(m.bands[0].head) {
+	if len(m.ids) > len(m.bands[0].head) {
 		m.rehash()
 		return
 	}
@@ -221,17 +221,17 @@ func (t *bandTable) add(key uint64, n uint32) {
 	t.head[i] = n + 1
 }
 
-// rehash rebuilds the band tables with twice the buckets the documents
-// need, from the signatures.
+// rehash rebuilds the band tables with two buckets per document (the
+// next rehash comes at one), from the signatures.
 func (m *MinHash) rehash() {
 	size := 64
-	for size < 4*len(m.ids) {
+	for size < 2*len(m.ids) {
 		size *= 2
 	}
 	for b := range m.bands {
 		t := &m.bands[b]
 		t.head = make([]uint32, size)
-		t.next = make([]uint32, 0, len(m.ids))
+		t.next = make([]uint32, 0, len(m.ids)+len(m.ids)/4)
 		for n := range m.ids {
 			t.add(m.bandKey(m.sigs[n*m.opts.Hashes:(n+1)*m.opts.Hashes], b), uint32(n))
 		}
@@ -254,12 +254,20 @@ func (m *MinHash) query(sig []uint32, min float64) []Match {
 	var out []Match
 	var seen map[uint32]bool
 	var few []uint32 // the candidates compared, while few
+	k, r := m.opts.Hashes, m.opts.Hashes/m.opts.Bands
 	for b := range m.bands {
 		t := &m.bands[b]
+		band := sig[b*r : (b+1)*r]
 		chain := 0
 		for n := t.head[m.bandKey(sig, b)&uint64(len(t.head)-1)]; n != 0 && chain < maxChain; n = t.next[n-1] {
 			chain++
 			doc := n - 1
+			// A bucket holds other keys too: only the documents whose
+			// band equals the query's are candidates, so that answers
+			// do not depend on the table's size.
+			if !slices.Equal(m.sigs[int(doc)*k+b*r:int(doc)*k+(b+1)*r], band) {
+				continue
+			}
 			if seen != nil {
 				if seen[doc] {
 					continue
@@ -273,7 +281,7 @@ func (m *MinHash) query(sig []uint32, min float64) []Match {
 					seen[f] = true
 				}
 			}
-			other := m.sigs[int(doc)*m.opts.Hashes : int(doc+1)*m.opts.Hashes]
+			other := m.sigs[int(doc)*k : int(doc+1)*k]
 			eq := 0
 			for i, v := range sig {
 				if other[i] == v {
