@@ -1,6 +1,7 @@
 package neardup
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -345,17 +346,12 @@ func (m *MinHash) kind() byte {
 // MarshalBinary encodes the options, ids and signatures; the band tables
 // are rebuilt on decoding.
 func (m *MinHash) MarshalBinary() ([]byte, error) {
-	e := newEncoder(m.kind())
-	e.uvarint(uint64(m.opts.Hashes))
-	e.uvarint(uint64(m.opts.Bands))
-	e.uvarint(uint64(len(m.ids)))
-	for i, id := range m.ids {
-		e.u64(id)
-		for _, v := range m.sigs[i*m.opts.Hashes : (i+1)*m.opts.Hashes] {
-			e.u32(v)
-		}
+	var buf bytes.Buffer
+	buf.Grow(16 + len(m.ids)*(8+4*m.opts.Hashes))
+	if _, err := m.view().WriteTo(&buf); err != nil {
+		return nil, err
 	}
-	return e.finish(), nil
+	return buf.Bytes(), nil
 }
 
 // minHashView is a MinHash's first documents: insert only appends to ids
