@@ -30,6 +30,7 @@ type redisNearDups struct {
 	client *redisfrontier.Client
 	mh     *neardup.MinHash // signatures and band keys only: holds no page
 	max    int64            // pages indexed at most; negative: no limit
+	keys   []string         // the script's keys: sigs, then the bands
 }
 
 // redisNearDupChain is the most page ids a band key keeps, as
@@ -90,16 +91,12 @@ func newRedisNearDups(client *redisfrontier.Client, max int64) (*redisNearDups, 
 	if err != nil {
 		return nil, fmt.Errorf("crawl: %w", err)
 	}
-	return &redisNearDups{client: client, mh: mh, max: max}, nil
-}
-
-func (r *redisNearDups) keys() []string {
-	base := r.client.Prefix() + "{neardup}:"
+	base := client.Prefix() + "{neardup}:"
 	keys := []string{base + "sigs"}
-	for b := range r.mh.Options().Bands {
+	for b := range mh.Options().Bands {
 		keys = append(keys, base+"b"+strconv.Itoa(b))
 	}
-	return keys
+	return &redisNearDups{client: client, mh: mh, max: max, keys: keys}, nil
 }
 
 // testAndAdd compares a page (its id, URL and shingle hashes) with the
@@ -112,7 +109,7 @@ func (r *redisNearDups) testAndAdd(ctx context.Context, id uint64, u string, shi
 		return "", 0, nil
 	}
 	k := len(sig)
-	sigBytes := make([]byte, 0, 4*k+len(u))
+	sigBytes := make([]byte, 0, 4*k)
 	for _, v := range sig {
 		sigBytes = binary.BigEndian.AppendUint32(sigBytes, v)
 	}
@@ -130,7 +127,7 @@ func (r *redisNearDups) testAndAdd(ctx context.Context, id uint64, u string, shi
 	var res any
 	err := r.client.Retry(ctx, func(ctx context.Context) error {
 		var err error
-		res, err = nearDupScript.Run(ctx, r.client.Redis(), r.keys(), args...).Result()
+		res, err = nearDupScript.Run(ctx, r.client.Redis(), r.keys, args...).Result()
 		return err
 	})
 	switch {
