@@ -27,13 +27,7 @@ func TestRedisNearDups(t *testing.T) {
 	ctx := context.Background()
 	var workers [2]*redisNearDups
 	for i := range workers {
-		client, err := redisfrontier.NewClient(rdb, redisfrontier.Config{Prefix: prefix})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if workers[i], err = newRedisNearDups(client, 60); err != nil {
-			t.Fatal(err)
-		}
+		workers[i] = newTestRedisNearDups(t, rdb, prefix, 60)
 	}
 	local, err := neardup.NewMinHash(nearDupOptions)
 	if err != nil {
@@ -107,14 +101,7 @@ func TestRedisNearDupsChain(t *testing.T) {
 	prefix := testRedisPrefix(t, "neardupchain")
 	rdb := redis.NewClient(&redis.Options{Addr: capturesTestRedis})
 	defer rdb.Close()
-	client, err := redisfrontier.NewClient(rdb, redisfrontier.Config{Prefix: prefix})
-	if err != nil {
-		t.Fatal(err)
-	}
-	nd, err := newRedisNearDups(client, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	nd := newTestRedisNearDups(t, rdb, prefix, -1)
 	ctx := context.Background()
 	sh := neardup.ShingleHashes(strings.Repeat("the same template text again ", 30), 0)
 	for i := range redisNearDupChain + 20 {
@@ -205,14 +192,7 @@ func BenchmarkRedisNearDups(b *testing.B) {
 	prefix := testRedisPrefix(b, "neardupbench")
 	rdb := redis.NewClient(&redis.Options{Addr: capturesTestRedis})
 	defer rdb.Close()
-	client, err := redisfrontier.NewClient(rdb, redisfrontier.Config{Prefix: prefix})
-	if err != nil {
-		b.Fatal(err)
-	}
-	nd, err := newRedisNearDups(client, -1)
-	if err != nil {
-		b.Fatal(err)
-	}
+	nd := newTestRedisNearDups(b, rdb, prefix, -1)
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(1, 2))
 	vocab := mutate.Vocabulary(rng, 20000)
@@ -251,4 +231,19 @@ func BenchmarkRedisNearDups(b *testing.B) {
 		i++
 	}
 	b.ReportMetric(float64(used()-before)/float64(i), "redis-B/page")
+}
+
+// newTestRedisNearDups returns a worker's shared index under prefix,
+// keeping at most max pages.
+func newTestRedisNearDups(tb testing.TB, rdb *redis.Client, prefix string, max int64) *redisNearDups {
+	tb.Helper()
+	client, err := redisfrontier.NewClient(rdb, redisfrontier.Config{Prefix: prefix})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	nd, err := newRedisNearDups(client, max)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return nd
 }
