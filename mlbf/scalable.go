@@ -103,6 +103,25 @@ func (o *ScalableOptions) ensure() error {
 	return nil
 }
 
+// Generation returns the options of generation i (0 is the first) of a
+// scalable filter made with o, its defaults applied: capacity
+// ExpectedURLs·Growth^i at rate FalsePositiveRate·(1-Tightening)·Tightening^i.
+// A filter kept elsewhere (the crawler's in Redis) sizes its generations
+// with it. Invalid options give an error wrapping ErrInvalidOptions.
+func (o ScalableOptions) Generation(i int) (Options, error) {
+	if err := o.ensure(); err != nil {
+		return Options{}, err
+	}
+	if i < 0 || i >= maxGenerations {
+		return Options{}, fmt.Errorf("%w: generation %d not in [0, %d)", ErrInvalidOptions, i, maxGenerations)
+	}
+	return o.generationOptions(i), nil
+}
+
+// MaxGenerations bounds a scalable filter's generations: capacities grow
+// geometrically, so a real crawl never reaches it; it stops runaway growth.
+const MaxGenerations = maxGenerations
+
 // generationOptions returns the options of generation i.
 func (o *ScalableOptions) generationOptions(i int) Options {
 	p0 := o.FalsePositiveRate * (1 - o.Tightening)
