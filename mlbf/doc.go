@@ -122,8 +122,11 @@
 // generations instead, each larger and with a tighter rate, so that the
 // compound rate stays below the target however many keys arrive, at a
 // cost in memory (2.35x a filter sized for the final count, at 10x the
-// first capacity and 1%). It is saved with WriteTo and read with
-// ReadFrom; it cannot be merged yet.
+// first capacity and 1%). It is safe for concurrent use (each generation
+// is a Concurrent); it is saved with WriteTo and read with ReadFrom,
+// snapshotted with Snapshot (which copies the newest generation only: the
+// older ones are frozen), and merged generation by generation with Merge.
+// The crawler uses it unless told to keep a fixed filter.
 //
 // # Concurrency
 //

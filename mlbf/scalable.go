@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 )
 
 // Scalable is a multi-layer Bloom filter that grows, after Almeida,
@@ -22,19 +23,31 @@ import (
 // 23.3 bits per key, 2.35x the 9.92 of a filter sized for the final count
 // (TestScalableStaysWithinTarget).
 //
-// A Scalable is safe for concurrent use: calls are serialized by one
-// mutex, so of several concurrent TestAndAdd calls for the same new key
-// exactly one returns false. WriteTo and ReadFrom persist it (format
-// "MLBS": the options, then every generation in the filter format, each
-// checked against the geometry the options give it); it cannot be merged
-// yet, and the crawler does not use it.
+// A Scalable is safe for concurrent use, as a Concurrent is: each
+// generation is a Concurrent, and inserts and queries share a read lock
+// that only adding a generation and capturing a snapshot take exclusively.
+// Of several concurrent TestAndAdd calls for the same new key exactly one
+// returns false, across a growth too. WriteTo and ReadFrom persist it
+// (format "MLBS": the options, then every generation in the filter format,
+// each checked against the geometry the options give it); Snapshot copies
+// only the newest generation, since the older ones never change again.
 type Scalable struct {
-	mu   sync.Mutex // guards everything below
+	// mu is read-held by every insert and query, and held exclusively to
+	// add a generation, to capture a snapshot and to replace the filter,
+	// so an insert never straddles a growth.
+	mu   sync.RWMutex
 	o    ScalableOptions
-	gens []*Filter
-	caps []uint64 // caps[i]: the keys generation i is sized for
-	left uint64   // keys the newest generation may still take
+	gens []*Concurrent // the oldest first; all but the newest are frozen
+	caps []uint64      // caps[i]: the keys generation i is sized for
+	// left counts the keys the newest generation may still take; the
+	// insert that brings it to zero adds a generation. neverGrow after a
+	// failed growth.
+	left atomic.Int64
 }
+
+// neverGrow is Scalable.left once no generation can be added: the newest
+// then takes every key, and its rate climbs.
+const neverGrow = math.MaxInt64
 
 // ScalableOptions configures NewScalable.
 type ScalableOptions struct {
@@ -132,48 +145,61 @@ func (o *ScalableOptions) generationOptions(i int) Options {
 	}
 }
 
-// grow adds a generation. The caller holds mu (or owns s).
+// grow adds a generation. The caller holds mu exclusively (or owns s).
 func (s *Scalable) grow() error {
 	if len(s.gens) == maxGenerations {
 		return fmt.Errorf("%w: %d generations", ErrInvalidOptions, maxGenerations)
 	}
 	go1 := s.o.generationOptions(len(s.gens))
-	f, err := New(go1)
+	f, err := NewConcurrent(go1)
 	if err != nil {
 		return err
 	}
 	s.gens = append(s.gens, f)
 	s.caps = append(s.caps, go1.ExpectedURLs)
-	s.left = go1.ExpectedURLs
+	s.left.Store(int64(min(go1.ExpectedURLs, neverGrow-1)))
 	return nil
+}
+
+// growIfDue adds a generation if the newest has taken its keys. A failed
+// growth (only at maxGenerations) keeps inserting into the newest. The
+// caller holds mu exclusively.
+func (s *Scalable) growIfDue() {
+	if s.left.Load() > 0 {
+		return
+	}
+	if s.grow() != nil {
+		s.left.Store(neverGrow)
+	}
 }
 
 // TestAndAdd inserts the key and reports whether it was (probably) present
 // before the call: in any generation.
 func (s *Scalable) TestAndAdd(seg []string) bool {
 	var kh keyHash
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	last := len(s.gens) - 1
+	s.mu.RLock()
+	gens := s.gens
+	last := gens[len(gens)-1]
 	// Every generation of the same L hashes a key the same way.
-	s.gens[last].c.hash(seg, &kh)
-	for _, g := range s.gens[:last] {
+	last.c.hash(seg, &kh)
+	present := false
+	for _, g := range gens[:len(gens)-1] {
 		if g.c.test(&kh) {
-			return true
+			present = true
+			break
 		}
 	}
-	if s.gens[last].c.testAndAdd(&kh) {
-		return true
+	if !present {
+		present = last.testAndAdd(&kh)
 	}
-	s.left--
-	if s.left == 0 {
-		// A failed growth (only at maxGenerations) keeps inserting into
-		// the newest generation, whose rate then climbs.
-		if s.grow() != nil {
-			s.left = math.MaxUint64
-		}
+	due := !present && s.left.Add(-1) == 0
+	s.mu.RUnlock()
+	if due {
+		s.mu.Lock()
+		s.growIfDue()
+		s.mu.Unlock()
 	}
-	return false
+	return present
 }
 
 // Add inserts the key.
@@ -182,8 +208,8 @@ func (s *Scalable) Add(seg []string) { s.TestAndAdd(seg) }
 // Test reports whether the key is (probably) present in any generation.
 func (s *Scalable) Test(seg []string) bool {
 	var kh keyHash
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	s.gens[0].c.hash(seg, &kh)
 	for _, g := range s.gens {
 		if g.c.test(&kh) {
@@ -191,6 +217,80 @@ func (s *Scalable) Test(seg []string) bool {
 		}
 	}
 	return false
+}
+
+// Generations returns the number of generations.
+func (s *Scalable) Generations() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.gens)
+}
+
+// TotalBits returns the memory of all generations' bits.
+func (s *Scalable) TotalBits() uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var n uint64
+	for _, g := range s.gens {
+		n += g.TotalBits()
+	}
+	return n
+}
+
+// Options returns the options of the filter, its defaults applied.
+func (s *Scalable) Options() ScalableOptions {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.o
+}
+
+// Merge ORs a consistent snapshot of other into s, generation by
+// generation, so that s then holds the keys of both; generations only
+// other has are copied. It fails with an error wrapping ErrIncompatible
+// unless both have the same options. Merging a filter into itself is a
+// no-op.
+//
+// As for Concurrent.Merge, a generation that both filters filled holds up
+// to twice the keys it was sized for, and its rate climbs accordingly
+// (Stats shows it). The newest generation's remaining capacity is then
+// estimated from its fill, no longer counted, and a generation is added
+// at once if it is full.
+func (s *Scalable) Merge(other *Scalable) error {
+	if other == s {
+		return nil
+	}
+	// The snapshot is taken before s is locked, so that two filters
+	// merged into each other at once cannot deadlock.
+	snap := other.Snapshot()
+	words := make([][]uint64, 0, len(snap.frozen)+1)
+	for _, g := range snap.frozen {
+		words = append(words, g.c.words) // frozen: read without a lock
+	}
+	words = append(words, snap.words)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.o != snap.o {
+		return fmt.Errorf("%w: scalable options %+v and %+v", ErrIncompatible, s.o, snap.o)
+	}
+	for i, src := range words {
+		if i == len(s.gens) {
+			// A generation only other has: a copy of its bits.
+			if err := s.grow(); err != nil {
+				return err
+			}
+		}
+		// The exclusive lock holds every insert: plain ORs suffice.
+		w := s.gens[i].c.words
+		for j, v := range src {
+			w[j] |= v
+		}
+	}
+	last := len(s.gens) - 1
+	est := s.gens[last].c.stats(s.gens[last].c.words, false).EstimatedURLs
+	left := float64(s.caps[last]) - est
+	s.left.Store(int64(max(0, min(left, float64(neverGrow-1)))))
+	s.growIfDue()
+	return nil
 }
 
 // ScalableStats describes a scalable filter.
@@ -204,12 +304,16 @@ type ScalableStats struct {
 	// FalsePositiveRate estimates the current compound rate for a new key:
 	// 1 - Π(1 - f_i) over the generations' Stats.FalsePositiveRate.
 	FalsePositiveRate float64
+	// EstimatedURLs sums the generations' Stats.EstimatedURLs: the
+	// distinct keys inserted, estimated from the fill.
+	EstimatedURLs float64
 }
 
-// Stats describes the filter's generations.
+// Stats describes the filter's generations. Under concurrent inserts it is
+// approximate.
 func (s *Scalable) Stats() ScalableStats {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	st := ScalableStats{Capacities: append([]uint64(nil), s.caps...)}
 	pass := 1.0
 	for _, g := range s.gens {
@@ -217,6 +321,7 @@ func (s *Scalable) Stats() ScalableStats {
 		st.Generations = append(st.Generations, gs)
 		st.TotalBits += g.TotalBits()
 		pass *= 1 - gs.FalsePositiveRate
+		st.EstimatedURLs += gs.EstimatedURLs
 	}
 	st.FalsePositiveRate = 1 - pass
 	return st

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"io"
 	"math"
+	"runtime"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -184,4 +187,158 @@ func FuzzScalableReadFrom(f *testing.F) {
 			t.Fatal("a filter read back writes other bytes")
 		}
 	})
+}
+
+// Goroutines inserting the same keys into a filter that grows under them
+// (capacity 64, so about six growths): each key is reported new at most
+// once in all, across the growths too, and none is lost.
+func TestScalableConcurrentExactlyOnce(t *testing.T) {
+	s, err := NewScalable(ScalableOptions{ExpectedURLs: 64, FalsePositiveRate: 0.001})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n, workers = 4000, 4
+	g := newURLGen(n, 11)
+	var k keyChunk
+	k.fill(g, n)
+	news := make([]atomic.Int32, n)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i, seg := range k.segs {
+				if !s.TestAndAdd(seg) {
+					news[i].Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	missed := 0
+	for i := range news {
+		switch c := news[i].Load(); {
+		case c > 1:
+			t.Fatalf("%q reported new %d times", k.segs[i], c)
+		case c == 0:
+			missed++ // a false positive: present before its first insert
+		}
+		if !s.Test(k.segs[i]) {
+			t.Fatalf("%q lost", k.segs[i])
+		}
+	}
+	if gens := s.Generations(); gens < 5 {
+		t.Errorf("%d generations for %d keys from a capacity of 64", gens, n)
+	}
+	if missed > n/100 {
+		t.Errorf("%d of %d keys never reported new, at a target of 0.1%%", missed, n)
+	}
+}
+
+// Snapshots taken while a goroutine inserts hold every key whose insert
+// returned before the capture, read back as a working filter, and copy
+// only the newest generation.
+func TestScalableSnapshotBesideInserts(t *testing.T) {
+	s, err := NewScalable(ScalableOptions{ExpectedURLs: 2000, FalsePositiveRate: 0.01})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 30_000
+	g := newURLGen(n, 13)
+	var k keyChunk
+	k.fill(g, n)
+	var done atomic.Int64
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		for _, seg := range k.segs {
+			s.Add(seg)
+			done.Add(1)
+		}
+	}()
+	for snaps := 0; done.Load() < n; snaps++ {
+		before := done.Load()
+		snap := s.Snapshot()
+		var buf bytes.Buffer
+		if _, err := snap.WriteTo(&buf); err != nil {
+			t.Fatal(err)
+		}
+		var back Scalable
+		if _, err := back.ReadFrom(&buf); err != nil {
+			t.Fatalf("snapshot %d: %v", snaps, err)
+		}
+		for i, seg := range k.segs[:before] {
+			if !back.Test(seg) {
+				t.Fatalf("snapshot %d: key %d of %d inserted before it is missing", snaps, i, before)
+			}
+		}
+	}
+	<-finished
+	// The copy is the newest generation's bits alone.
+	st := s.Stats()
+	newest := st.Generations[len(st.Generations)-1]
+	var bits uint64
+	for _, l := range newest.Layers {
+		bits += l.Bits
+	}
+	p := s.PrepareSnapshot()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	p.Capture()
+	runtime.ReadMemStats(&m1)
+	if len(st.Generations) < 3 {
+		t.Fatalf("%d generations; the test needs frozen ones", len(st.Generations))
+	}
+	if got := uint64(len(p.words)) * 64; got > bits+64*uint64(len(newest.Layers)+1) || got*3 > 2*st.TotalBits {
+		t.Errorf("the snapshot copies %d bits; the newest generation has %d of %d", got, bits, st.TotalBits)
+	}
+	if alloc := m1.TotalAlloc - m0.TotalAlloc; alloc > 4096 {
+		t.Errorf("Capture of a prepared snapshot allocated %d bytes", alloc)
+	}
+}
+
+// Merge leaves the union of both filters' keys, copies generations only
+// the other has, and refuses other options.
+func TestScalableMerge(t *testing.T) {
+	o := ScalableOptions{ExpectedURLs: 500, FalsePositiveRate: 0.01}
+	a, _ := NewScalable(o)
+	b, _ := NewScalable(o)
+	g := newURLGen(5000, 17)
+	var k keyChunk
+	k.fill(g, 2500)
+	for _, seg := range k.segs[:500] {
+		a.Add(seg)
+	}
+	for _, seg := range k.segs[500:] { // 2000 keys: three generations
+		b.Add(seg)
+	}
+	if err := a.Merge(b); err != nil {
+		t.Fatal(err)
+	}
+	for _, seg := range k.segs {
+		if !a.Test(seg) {
+			t.Fatalf("%q missing after the merge", seg)
+		}
+	}
+	if ga, gb := a.Generations(), b.Generations(); ga < gb {
+		t.Errorf("merged filter has %d generations, the other %d", ga, gb)
+	}
+	if err := a.Merge(a); err != nil {
+		t.Errorf("merging into itself: %v", err)
+	}
+	c, _ := NewScalable(ScalableOptions{ExpectedURLs: 500, FalsePositiveRate: 0.02})
+	if err := a.Merge(c); !errors.Is(err, ErrIncompatible) {
+		t.Errorf("other options: %v, want ErrIncompatible", err)
+	}
+	// New keys still go in and are answered.
+	var more keyChunk
+	more.fill(g, 1000)
+	for _, seg := range more.segs {
+		a.Add(seg)
+	}
+	for _, seg := range more.segs {
+		if !a.Test(seg) {
+			t.Fatalf("%q inserted after the merge is missing", seg)
+		}
+	}
 }
