@@ -13,7 +13,6 @@ import (
 	"github.com/layercrawl/layercrawl/fetch"
 	"github.com/layercrawl/layercrawl/frontier"
 	"github.com/layercrawl/layercrawl/frontier/redisfrontier"
-	"github.com/layercrawl/layercrawl/mlbf"
 	"github.com/layercrawl/layercrawl/storage"
 	"github.com/layercrawl/layercrawl/urlnorm"
 )
@@ -61,7 +60,7 @@ type Crawler struct {
 	store   frontier.Store
 	front   *frontier.Frontier
 	seen    Seen
-	filter  *mlbf.Concurrent // the default seen-set; nil when Options.Seen replaced it
+	filter  *localSeen // the default seen-set; nil when Options.Seen replaced it
 	resumed bool
 
 	// Redis mode: set up by Run.

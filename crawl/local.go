@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -53,12 +54,12 @@ func (c *Crawler) openLocal() error {
 	}
 	c.seen = o.Seen
 	if c.seen == nil {
-		f, err := mlbf.NewConcurrent(mlbf.Options{ExpectedURLs: o.ExpectedURLs, FalsePositiveRate: o.FalsePositiveRate})
+		ls, err := newLocalSeen(o)
 		if err != nil {
 			return fmt.Errorf("crawl: %w", err)
 		}
-		c.filter = f
-		c.seen = filterSeen{f}
+		c.filter = ls
+		c.seen = ls
 	}
 	if !o.NoRevisits {
 		c.payloads = o.Payloads
@@ -134,6 +135,11 @@ func (c *Crawler) loadSnapshot() error {
 		return fmt.Errorf("crawl: state %s: %w", c.opts.StateDir, err)
 	case fileGen < gen:
 		return fmt.Errorf("%w: %s: %s holds checkpoint %d, the store records %d", ErrCorruptState, c.opts.StateDir, SnapshotFile, fileGen, gen)
+	}
+	if ls := c.filter; ls != nil && (ls.grow != nil) == c.opts.FixedFilter {
+		kind := map[bool]string{true: "a fixed-size filter", false: "a filter that grows"}[ls.grow == nil]
+		c.opts.Logger.Warn("the resumed crawl keeps its duplicate filter: FixedFilter (--filter-growth) applies to new crawls",
+			"state", c.opts.StateDir, "filter", kind)
 	}
 	return nil
 }
@@ -268,16 +274,37 @@ func (a StoreAdapter) Ascend(start, end []byte, fn func(key, value []byte) bool)
 // Sync makes every returned Write durable.
 func (a StoreAdapter) Sync() error { return a.S.Sync() }
 
-// filterSeen adapts mlbf.Concurrent to Seen and Snapshotter.
-type filterSeen struct{ f *mlbf.Concurrent }
-
-func (s filterSeen) TestAndAdd(_ context.Context, seg []string) (bool, error) {
-	return s.f.TestAndAdd(seg), nil
+// localSeen is the default seen-set of a local crawl, a Seen and
+// Snapshotter: an mlbf.Scalable that adds generations past ExpectedURLs
+// so that its false-positive rate stays within FalsePositiveRate, or with
+// Options.FixedFilter an mlbf.Concurrent sized once for ExpectedURLs. A
+// resumed crawl keeps the kind its snapshot holds (ReadFrom).
+type localSeen struct {
+	fixed *mlbf.Concurrent // exactly one of fixed and grow is set
+	grow  *mlbf.Scalable
 }
 
-// Snapshot copies the filter's bits once, in memory, while the checkpoint
-// barrier holds inserts; the write that follows runs beside them.
-func (s filterSeen) Snapshot() (io.WriterTo, error) { return s.f.Snapshot(), nil }
+func newLocalSeen(o Options) (*localSeen, error) {
+	if o.FixedFilter {
+		f, err := mlbf.NewConcurrent(mlbf.Options{ExpectedURLs: o.ExpectedURLs, FalsePositiveRate: o.FalsePositiveRate})
+		return &localSeen{fixed: f}, err
+	}
+	s, err := mlbf.NewScalable(mlbf.ScalableOptions{ExpectedURLs: o.ExpectedURLs, FalsePositiveRate: o.FalsePositiveRate})
+	return &localSeen{grow: s}, err
+}
+
+func (s *localSeen) TestAndAdd(_ context.Context, seg []string) (bool, error) {
+	if s.grow != nil {
+		return s.grow.TestAndAdd(seg), nil
+	}
+	return s.fixed.TestAndAdd(seg), nil
+}
+
+// Snapshot copies the filter's bits (of a growing filter, its newest
+// generation's: the older ones never change) once, in memory, while the
+// checkpoint barrier holds inserts; the write that follows runs beside
+// them.
+func (s *localSeen) Snapshot() (io.WriterTo, error) { return s.prepareSnapshot()() }
 
 // snapshotPreparer is a Snapshotter that allocates its copy before the
 // checkpoint's barrier, so that the barrier holds inserts for the copy
@@ -287,9 +314,68 @@ type snapshotPreparer interface {
 	prepareSnapshot() (capture func() (io.WriterTo, error))
 }
 
-func (s filterSeen) prepareSnapshot() func() (io.WriterTo, error) {
-	p := s.f.PrepareSnapshot()
+func (s *localSeen) prepareSnapshot() func() (io.WriterTo, error) {
+	if s.grow != nil {
+		p := s.grow.PrepareSnapshot()
+		return func() (io.WriterTo, error) { return p.Capture(), nil }
+	}
+	p := s.fixed.PrepareSnapshot()
 	return func() (io.WriterTo, error) { return p.Capture(), nil }
 }
 
-func (s filterSeen) ReadFrom(r io.Reader) (int64, error) { return s.f.ReadFrom(r) }
+// ReadFrom replaces the filter with the one in r, of the kind r holds:
+// mlbf's format tells a fixed filter ("MLBF") from a growing one
+// ("MLBS").
+func (s *localSeen) ReadFrom(r io.Reader) (int64, error) {
+	var magic [4]byte
+	n, err := io.ReadFull(r, magic[:])
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return int64(n), fmt.Errorf("%w: duplicate filter: %w", mlbf.ErrFormat, err)
+	}
+	rest := io.MultiReader(bytes.NewReader(magic[:]), r)
+	if string(magic[:]) == "MLBS" {
+		g := s.grow
+		if g == nil {
+			g = new(mlbf.Scalable)
+		}
+		m, err := g.ReadFrom(rest)
+		if err == nil {
+			s.grow, s.fixed = g, nil
+		}
+		return m, err
+	}
+	f := s.fixed
+	if f == nil {
+		f = new(mlbf.Concurrent)
+	}
+	m, err := f.ReadFrom(rest)
+	if err == nil {
+		s.fixed, s.grow = f, nil
+	}
+	return m, err
+}
+
+// stats describes the filter; the caller adds the options.
+func (s *localSeen) stats() FilterStats {
+	if s.grow != nil {
+		st := s.grow.Stats()
+		fs := FilterStats{Bytes: st.TotalBits / 8, EstimatedURLs: st.EstimatedURLs,
+			FalsePositiveRate: st.FalsePositiveRate, Generations: len(st.Generations)}
+		for _, c := range st.Capacities {
+			fs.Capacity += c
+		}
+		if l := st.Generations[len(st.Generations)-1].Layers; len(l) > 0 {
+			fs.Fill = l[len(l)-1].FillRatio
+		}
+		return fs
+	}
+	st := s.fixed.Stats()
+	fs := FilterStats{Bytes: s.fixed.TotalBits() / 8, EstimatedURLs: st.EstimatedURLs, FalsePositiveRate: st.FalsePositiveRate}
+	if n := len(st.Layers); n > 0 {
+		fs.Fill = st.Layers[n-1].FillRatio
+	}
+	return fs
+}

@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"testing"
@@ -9,20 +10,36 @@ import (
 	"github.com/layercrawl/layercrawl/mlbf"
 )
 
-func newTestFilter(t testing.TB) filterSeen {
+// newTestFilter returns the default seen-set, growing unless fixed.
+func newTestFilter(t testing.TB, fixed bool) *localSeen {
 	t.Helper()
-	f, err := mlbf.NewConcurrent(mlbf.Options{ExpectedURLs: 1000, FalsePositiveRate: 0.01})
+	s, err := newLocalSeen(Options{ExpectedURLs: 1000, FalsePositiveRate: 0.01, FixedFilter: fixed})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return filterSeen{f}
+	return s
+}
+
+func (s *localSeen) add(seg []string) { s.TestAndAdd(context.Background(), seg) }
+
+func (s *localSeen) test(seg []string) bool {
+	if s.grow != nil {
+		return s.grow.Test(seg)
+	}
+	return s.fixed.Test(seg)
 }
 
 func TestSnapshotRoundTrip(t *testing.T) {
-	src := newTestFilter(t)
+	for _, fixed := range []bool{true, false} {
+		t.Run(map[bool]string{true: "fixed", false: "growing"}[fixed], func(t *testing.T) { testSnapshotRoundTrip(t, fixed) })
+	}
+}
+
+func testSnapshotRoundTrip(t *testing.T, fixed bool) {
+	src := newTestFilter(t, fixed)
 	keys := [][]string{{"http://a.test", "x"}, {"http://b.test", "y", "z"}}
 	for _, k := range keys {
-		src.f.Add(k)
+		src.add(k)
 	}
 	copy, err := src.Snapshot()
 	if err != nil {
@@ -30,22 +47,27 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	}
 	// An insert after the copy is not in it.
 	late := []string{"http://c.test", "late"}
-	src.f.Add(late)
+	src.add(late)
 	var buf bytes.Buffer
 	if err := WriteSnapshot(&buf, 42, copy); err != nil {
 		t.Fatal(err)
 	}
-	dst := newTestFilter(t)
+	// The snapshot's kind wins over the reader's: a resumed crawl keeps
+	// its filter.
+	dst := newTestFilter(t, !fixed)
 	gen, err := ReadSnapshot(bytes.NewReader(buf.Bytes()), dst)
 	if err != nil || gen != 42 {
 		t.Fatalf("ReadSnapshot = %d, %v; want 42, nil", gen, err)
 	}
+	if (dst.fixed != nil) != fixed || (dst.grow != nil) == fixed {
+		t.Fatalf("read back as fixed %v, growing %v; want the snapshot's kind (fixed %v)", dst.fixed != nil, dst.grow != nil, fixed)
+	}
 	for _, k := range keys {
-		if !dst.f.Test(k) {
+		if !dst.test(k) {
 			t.Errorf("%v missing after the round trip", k)
 		}
 	}
-	if dst.f.Test(late) {
+	if dst.test(late) {
 		t.Errorf("%v, added after the snapshot, is in it", late)
 	}
 	for _, tc := range []struct {
@@ -57,10 +79,16 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		{"short header", []byte("LCSEEN"), io.ErrUnexpectedEOF},
 		{"foreign", []byte("GIF89a..........."), ErrSnapshot},
 		{"header only", buf.Bytes()[:16], io.ErrUnexpectedEOF},
+		{"short magic", buf.Bytes()[:18], io.ErrUnexpectedEOF},
 		{"damaged filter", flip(buf.Bytes(), 40), mlbf.ErrChecksum},
+		{"not a filter", append(buf.Bytes()[:16:16], "JUNKJUNKJUNK"...), mlbf.ErrFormat},
 	} {
-		if _, err := ReadSnapshot(bytes.NewReader(tc.data), newTestFilter(t)); !errors.Is(err, tc.want) {
+		to := newTestFilter(t, fixed)
+		if _, err := ReadSnapshot(bytes.NewReader(tc.data), to); !errors.Is(err, tc.want) {
 			t.Errorf("%s: ReadSnapshot error %v, want %v", tc.name, err, tc.want)
+		}
+		if (to.fixed != nil) != fixed {
+			t.Errorf("%s: a failed read changed the filter's kind", tc.name)
 		}
 	}
 }
@@ -74,18 +102,20 @@ func flip(b []byte, i int) []byte {
 // FuzzReadSnapshot feeds arbitrary bytes to the snapshot reader: it must
 // return an error or a filter, never panic or allocate without bound.
 func FuzzReadSnapshot(f *testing.F) {
-	src := newTestFilter(f)
-	src.f.Add([]string{"http://a.test", "x"})
-	var buf bytes.Buffer
-	copy, _ := src.Snapshot()
-	if err := WriteSnapshot(&buf, 7, copy); err != nil {
-		f.Fatal(err)
+	for _, fixed := range []bool{true, false} {
+		src := newTestFilter(f, fixed)
+		src.add([]string{"http://a.test", "x"})
+		var buf bytes.Buffer
+		copy, _ := src.Snapshot()
+		if err := WriteSnapshot(&buf, 7, copy); err != nil {
+			f.Fatal(err)
+		}
+		f.Add(buf.Bytes())
 	}
-	f.Add(buf.Bytes())
 	f.Add([]byte("LCSEEN01\x00\x00\x00\x00\x00\x00\x00\x01"))
 	// One filter for every input: ReadFrom replaces it whole or not at
 	// all, and building one sizes it (milliseconds, most of an exec).
-	dst := newTestFilter(f)
+	dst := newTestFilter(f, false)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		gen, err := ReadSnapshot(bytes.NewReader(data), dst)
 		if err == nil && !bytes.HasPrefix(data, []byte(snapshotMagic)) {

@@ -118,8 +118,16 @@ type FilterStats struct {
 	EstimatedURLs     float64
 	FalsePositiveRate float64
 	// Fill is the share of set bits in the layer that carries the target
-	// (the integrity layer).
+	// (the integrity layer): of the newest generation, for a growing
+	// filter.
 	Fill float64
+	// Generations counts a growing filter's generations (mlbf.Scalable:
+	// each larger, with a tighter rate); 0 for a fixed-size filter.
+	Generations int
+	// Capacity is the URLs the filter is sized for now: ExpectedURLs for
+	// a fixed filter, the sum of its generations' capacities for a
+	// growing one.
+	Capacity uint64
 }
 
 // RedisStats are a Redis-mode crawl's shared counters.
@@ -175,16 +183,10 @@ func (c *Crawler) Stats() Stats {
 		s.Journal, s.Checkpoint = f.Journal, f.Checkpoint
 	}
 	if c.filter != nil {
-		fs := c.filter.Stats()
-		s.Filter = FilterStats{
-			Bytes:             c.filter.TotalBits() / 8,
-			ExpectedURLs:      c.opts.ExpectedURLs,
-			Target:            c.opts.FalsePositiveRate,
-			EstimatedURLs:     fs.EstimatedURLs,
-			FalsePositiveRate: fs.FalsePositiveRate,
-		}
-		if n := len(fs.Layers); n > 0 {
-			s.Filter.Fill = fs.Layers[n-1].FillRatio
+		s.Filter = c.filter.stats()
+		s.Filter.ExpectedURLs, s.Filter.Target = c.opts.ExpectedURLs, c.opts.FalsePositiveRate
+		if s.Filter.Capacity == 0 {
+			s.Filter.Capacity = c.opts.ExpectedURLs
 		}
 	}
 	var rfront *redisfrontier.Frontier

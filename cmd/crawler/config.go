@@ -245,3 +245,31 @@ func durationVar(fs *flag.FlagSet, p *time.Duration, name string, def time.Durat
 	*p = def
 	fs.Var(durationFlag{p}, name, usage)
 }
+
+// negatedVar defines a boolean flag that sets *p to its negation, for an
+// option whose zero value is the default on (--filter-growth sets
+// crawl.Options.FixedFilter). Its default is true: *p starts false.
+func negatedVar(fs *flag.FlagSet, p *bool, name, usage string) {
+	*p = false
+	fs.Var(negatedFlag{p}, name, usage)
+}
+
+type negatedFlag struct{ p *bool }
+
+func (f negatedFlag) String() string {
+	if f.p == nil {
+		return "false" // flag's zero value, so that -help prints "(default true)"
+	}
+	return strconv.FormatBool(!*f.p)
+}
+
+func (f negatedFlag) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return fmt.Errorf("want true or false")
+	}
+	*f.p = !v
+	return nil
+}
+
+func (f negatedFlag) IsBoolFlag() bool { return true }

@@ -79,8 +79,9 @@ func crawlFlags(fs *flag.FlagSet, c *crawlCommand) {
 	durationVar(fs, &r.Backoff, "retry-backoff", crawl.DefaultRetryBackoff, "wait before the first retry, doubled for each further one, with jitter (-1: only the host's delay)")
 	durationVar(fs, &r.MaxBackoff, "max-retry-backoff", crawl.DefaultMaxBackoff, "cap on the wait before a retry (-1: no cap)")
 	durationVar(fs, &r.MaxRetryAfter, "max-retry-after", crawl.DefaultMaxRetryAfter, "cap on the wait a response's Retry-After asks for (-1: no cap)")
-	fs.Uint64Var(&o.ExpectedURLs, "expected-urls", crawl.DefaultExpectedURLs, "URLs the duplicate filter is sized for (fixed when the crawl starts): with --fp-target it sets the filter's memory, about 15.7 bits per URL at 0.1% (20 MB per 10M URLs), 1.09x a classic Bloom filter; past it the false-positive rate climbs")
-	fs.Float64Var(&o.FalsePositiveRate, "fp-target", crawl.DefaultFalsePositiveRate, "false-positive rate the duplicate filter is sized for at --expected-urls: the share of new URLs taken for seen and skipped, measured within a few percent of it; it also sets the hashes per layer (8 at 0.1%); progress warns above it")
+	fs.Uint64Var(&o.ExpectedURLs, "expected-urls", crawl.DefaultExpectedURLs, "URLs the duplicate filter is first sized for (fixed when the crawl starts): with --fp-target it sets the filter's memory, 17.5 bits per URL at 0.1% (22 MB per 10M URLs); past it the filter adds a generation twice as large, so its memory follows the URLs (with --filter-growth=false the false-positive rate climbs instead)")
+	fs.Float64Var(&o.FalsePositiveRate, "fp-target", crawl.DefaultFalsePositiveRate, "false-positive rate the duplicate filter keeps: the share of new URLs taken for seen and skipped. A growing filter keeps its compound rate within it however many URLs arrive (its first generation gets half of it, the next a quarter, ...); a fixed one (--filter-growth=false) meets it at --expected-urls. It also sets the hashes per layer; progress warns above it")
+	negatedVar(fs, &o.FixedFilter, "filter-growth", "let the duplicate filter grow (a scalable Bloom filter, Almeida et al. 2007): each time its newest generation holds the URLs it was sized for, add one twice as large at half the rate. =false keeps one filter sized for --expected-urls: 11% less memory at 0.1% (15.7 bits per URL), but past --expected-urls new URLs are increasingly dropped as false positives. Fixed when the crawl starts")
 	fs.BoolVar(&o.ExactDedup, "exact-dedup", false, "check every \"maybe seen\" answer of the duplicate filter against 64-bit fingerprints of the queued URLs kept in the crawl state, so that a false positive never drops a URL (local mode; fixed when the crawl starts; costs a disk lookup per duplicate link)")
 	durationVar(fs, &o.CheckpointInterval, "checkpoint-interval", crawl.DefaultCheckpointInterval, "how often the duplicate filter is snapshotted")
 	fs.BoolVar(&o.SyncWrites, "sync-writes", false, "fsync the crawl state after every batch of completed pages, so that after a crash of the machine (not only of the process) at most --concurrency fetches are repeated; slower: each page waits for a disk flush. Without it the state reaches the disk at every checkpoint and at the end")
@@ -325,9 +326,12 @@ func printSummary(w io.Writer, cr *crawl.Crawler, interrupted bool) {
 		fmt.Fprintf(w, "  shared            %d entries handed out, %d completed; %d hosts in flight; %d entries of expired leases re-queued, %d staged completions finished\n",
 			r.Served, r.Done, r.Leased, r.Requeued, r.Reclaimed)
 		fmt.Fprintf(w, "  duplicate filter  integrity layer %.2f%% full (sized for %d URLs at FP %g)\n", 100*s.Filter.Fill, o.ExpectedURLs, o.FalsePositiveRate)
-	} else if s.Filter.ExpectedURLs > 0 {
-		fmt.Fprintf(w, "  duplicate filter  %.0f URLs, estimated false-positive rate %.3g (target %g at %d URLs)\n",
-			s.Filter.EstimatedURLs, s.Filter.FalsePositiveRate, o.FalsePositiveRate, o.ExpectedURLs)
+	} else if f := s.Filter; f.Generations > 0 {
+		fmt.Fprintf(w, "  duplicate filter  %.0f URLs in %d generations sized for %d, %d bytes; estimated false-positive rate %.3g (target %g)\n",
+			f.EstimatedURLs, f.Generations, f.Capacity, f.Bytes, f.FalsePositiveRate, f.Target)
+	} else if f.ExpectedURLs > 0 {
+		fmt.Fprintf(w, "  duplicate filter  %.0f URLs, estimated false-positive rate %.3g (target %g at %d URLs, fixed size)\n",
+			f.EstimatedURLs, f.FalsePositiveRate, f.Target, f.ExpectedURLs)
 	}
 	if o.ExactDedup {
 		fmt.Fprintf(w, "  exact dedup       %d filter false positives caught and queued, of %d \"maybe seen\" answers checked on disk\n", s.FalsePositives, s.ExactChecks)
@@ -426,9 +430,14 @@ func (p *progress) line() string {
 		line += fmt.Sprintf(" slowed %d", s.Slowed)
 	}
 	if fs := s.Filter; fs.ExpectedURLs > 0 {
-		line += fmt.Sprintf(" filter fill %.2f%% est. FP %.2g", 100*fs.Fill, fs.FalsePositiveRate)
+		if fs.Generations > 0 {
+			line += fmt.Sprintf(" filter gen %d", fs.Generations)
+		} else {
+			line += " filter"
+		}
+		line += fmt.Sprintf(" fill %.2f%% est. FP %.2g", 100*fs.Fill, fs.FalsePositiveRate)
 		if fs.FalsePositiveRate > fs.Target {
-			line += fmt.Sprintf(" WARNING: estimated FP above the target %g; rerun with a larger --expected-urls", fs.Target)
+			line += fmt.Sprintf(" WARNING: estimated FP above the target %g; rerun with a larger --expected-urls or without --filter-growth=false", fs.Target)
 		}
 	}
 	return line

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -406,18 +407,30 @@ func TestCrawlFlags(t *testing.T) {
 }
 
 // TestCrawlWarnsWhenFilterOverfull sizes the filter for far fewer URLs than
-// the site has: the progress line must say that the false-positive
-// estimate passed the target.
+// the site has: with --filter-growth=false the progress line must say that
+// the false-positive estimate passed the target; the default filter grows
+// instead, stays within it and shows its generations.
 func TestCrawlWarnsWhenFilterOverfull(t *testing.T) {
 	site, _ := testsite.Start(t, 600)
-	dir := t.TempDir()
-	seeds := writeSeeds(t, dir, site.Roots())
-	code, _, stderr := runCrawler(t, context.Background(), "--seeds", seeds, "--out", filepath.Join(dir, "out"),
-		"--delay", "-1", "--allow-private", "--expected-urls", "20", "--fp-target", "0.001", "--progress-interval", "5ms")
-	if code != 0 {
-		t.Fatalf("crawl exited %d:\n%s", code, stderr)
-	}
-	if !strings.Contains(stderr, "WARNING: estimated FP above the target 0.001") {
-		t.Errorf("no false-positive warning in the progress output:\n%s", stderr)
+	for _, fixed := range []bool{true, false} {
+		dir := t.TempDir()
+		seeds := writeSeeds(t, dir, site.Roots())
+		code, stdout, stderr := runCrawler(t, context.Background(), "--seeds", seeds, "--out", filepath.Join(dir, "out"),
+			"--delay", "-1", "--allow-private", "--expected-urls", "20", "--fp-target", "0.001", "--progress-interval", "5ms",
+			fmt.Sprintf("--filter-growth=%v", !fixed))
+		if code != 0 {
+			t.Fatalf("crawl exited %d:\n%s", code, stderr)
+		}
+		warned := strings.Contains(stderr, "WARNING: estimated FP above the target 0.001")
+		switch {
+		case fixed && !warned:
+			t.Errorf("fixed filter: no false-positive warning in the progress output:\n%s", stderr)
+		case !fixed && warned:
+			t.Errorf("growing filter: a false-positive warning:\n%s", stderr)
+		case !fixed && !regexp.MustCompile(`filter gen [4-9] fill`).MatchString(stderr):
+			t.Errorf("growing filter: the progress line shows no fourth generation:\n%s", stderr)
+		case !fixed && !strings.Contains(stdout+stderr, "generations sized for"):
+			t.Errorf("growing filter: no generations in the summary:\n%s%s", stdout, stderr)
+		}
 	}
 }

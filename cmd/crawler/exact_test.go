@@ -26,7 +26,7 @@ func TestExactDedupKill9(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	seeds := writeSeeds(t, dir, site.Roots())
 	const concurrency = 4
-	args := []string{"--seeds", seeds, "--out", out, "--delay", "-1", "--allow-private", "--exact-dedup",
+	args := []string{"--seeds", seeds, "--out", out, "--delay", "-1", "--allow-private", "--exact-dedup", "--filter-growth=false",
 		"--concurrency", fmt.Sprint(concurrency), "--expected-urls", "200", "--fp-target", "0.1", "--checkpoint-interval", "100ms"}
 	logPath := filepath.Join(out, "crawl.log.jsonl")
 
