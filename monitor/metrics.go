@@ -135,9 +135,11 @@ var (
 	statCrawlErrors  = newStat("layercrawl_crawl_errors", "Failed fetches of the crawl in all its runs (and all workers).", prometheus.GaugeValue)
 	statFill         = newStat("layercrawl_filter_fill_ratio", "Share of set bits in the duplicate filter's integrity layer.", prometheus.GaugeValue)
 	statFPEstimated  = newStat("layercrawl_filter_false_positive_rate", "Estimated rate at which the duplicate filter takes a new URL for seen.", prometheus.GaugeValue)
-	statFPTarget     = newStat("layercrawl_filter_false_positive_rate_target", "The duplicate filter's false-positive target at its expected URLs.", prometheus.GaugeValue)
+	statFPTarget     = newStat("layercrawl_filter_false_positive_rate_target", "The duplicate filter's false-positive target: kept by a growing filter, met at its expected URLs by a fixed one.", prometheus.GaugeValue)
 	statFilterURLs   = newStat("layercrawl_filter_estimated_urls", "Distinct URLs in the duplicate filter, estimated from its fill.", prometheus.GaugeValue)
 	statFilterBytes  = newStat("layercrawl_filter_bytes", "Memory of the duplicate filter's bits.", prometheus.GaugeValue)
+	statFilterGens   = newStat("layercrawl_filter_generations", "Generations of the growing duplicate filter (each larger, with a tighter rate); 0 for a fixed-size filter.", prometheus.GaugeValue)
+	statFilterCap    = newStat("layercrawl_filter_capacity_urls", "URLs the duplicate filter is sized for now: the expected URLs of a fixed filter, the sum of a growing filter's generations.", prometheus.GaugeValue)
 	statStart        = newStat("layercrawl_start_time_seconds", "When the crawl's Run started, in Unix seconds.", prometheus.GaugeValue)
 	statInMemory     = newStat("layercrawl_queue_entries_in_memory", "Queued entries held in the frontier's memory windows (local mode).", prometheus.GaugeValue)
 	statSpilled      = newStat("layercrawl_queue_entries_spilled", "Queued entries held only on disk: neither in a memory window nor out (local mode).", prometheus.GaugeValue)
@@ -156,7 +158,7 @@ var (
 
 	allStats = []statDesc{statPagesFetched, statPagesDone, statRobots, statTruncated, statLinksDropped, statDiscovered,
 		statRejected, statTraps, statQueued, statHosts, statInFlight, statJournal, statCrawlPages, statCrawlErrors,
-		statFill, statFPEstimated, statFPTarget, statFilterURLs, statFilterBytes, statStart,
+		statFill, statFPEstimated, statFPTarget, statFilterURLs, statFilterBytes, statFilterGens, statFilterCap, statStart,
 		statInMemory, statSpilled, statHostsWaiting, statSlowed, statEverSlowed, statThrottled,
 		statRetries, statExhausted, statRetrying, statRevisits, statRevisitBytes, statNearDups, statDone, statDoneMax}
 )
@@ -212,6 +214,8 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	put(statFPTarget, s.Filter.Target)
 	put(statFilterURLs, s.Filter.EstimatedURLs)
 	put(statFilterBytes, float64(s.Filter.Bytes))
+	put(statFilterGens, float64(s.Filter.Generations))
+	put(statFilterCap, float64(s.Filter.Capacity))
 	if !s.Started.IsZero() {
 		put(statStart, float64(s.Started.UnixNano())/1e9)
 	}

@@ -87,7 +87,7 @@ func sampleStats() crawl.Stats {
 		InMemory: 30, Retrying: 4, Slowed: 2, EverSlowed: 3, Throttled: 6,
 		SlowedHosts: []frontier.SlowedHost{{Host: "slow.example", Delay: 4 * time.Second}, {Host: "slower.example", Delay: 2 * time.Second}},
 		Admission:   frontier.AdmissionStats{OutOfScope: 4, Limits: frontier.LimitStats{TooLong: 6, HostBudget: 8}},
-		Filter:      crawl.FilterStats{Bytes: 1024, ExpectedURLs: 1000, Target: 1e-3, EstimatedURLs: 61, FalsePositiveRate: 2e-7, Fill: 0.03},
+		Filter:      crawl.FilterStats{Bytes: 1024, ExpectedURLs: 1000, Target: 1e-3, EstimatedURLs: 61, FalsePositiveRate: 2e-7, Fill: 0.03, Generations: 3, Capacity: 7000},
 	}
 }
 
@@ -177,6 +177,8 @@ func TestMetrics(t *testing.T) {
 		{"layercrawl_discovered_urls_total", []string{"result", "duplicate"}, 11},
 		{"layercrawl_filter_fill_ratio", nil, 0.03},
 		{"layercrawl_filter_false_positive_rate_target", nil, 1e-3},
+		{"layercrawl_filter_generations", nil, 3},
+		{"layercrawl_filter_capacity_urls", nil, 7000},
 		{"layercrawl_bodies_truncated_total", []string{"reason", "length"}, 1},
 		{"layercrawl_queue_entries_in_memory", nil, 30},
 		{"layercrawl_queue_entries_spilled", nil, 10}, // 42 queued - 2 out - 30 in memory

@@ -121,6 +121,8 @@ type Filter struct {
 	Target            float64 `json:"target"`
 	ExpectedURLs      uint64  `json:"expected_urls"`
 	Bytes             uint64  `json:"bytes"`
+	Generations       int     `json:"generations"` // 0: a fixed-size filter
+	Capacity          uint64  `json:"capacity"`
 }
 
 // Count is a named counter.
@@ -190,7 +192,8 @@ func (m *Monitor) buildStatus(s crawl.Stats, o *crawl.Options, rate []RatePoint,
 		{"out-of-scope", a.OutOfScope}, {"filtered", a.Filtered}, {"too-deep", a.TooDeep},
 		{"too-many-redirects", a.TooManyRedirects}, {"invalid", a.Invalid}}
 	st.Filter = Filter{Fill: s.Filter.Fill, EstimatedURLs: s.Filter.EstimatedURLs, FalsePositiveRate: s.Filter.FalsePositiveRate,
-		Target: s.Filter.Target, ExpectedURLs: s.Filter.ExpectedURLs, Bytes: s.Filter.Bytes}
+		Target: s.Filter.Target, ExpectedURLs: s.Filter.ExpectedURLs, Bytes: s.Filter.Bytes,
+		Generations: s.Filter.Generations, Capacity: s.Filter.Capacity}
 	if r := s.Redis; r != nil {
 		st.SharedAt = r.At
 		if r.Err != nil {
