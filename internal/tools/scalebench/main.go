@@ -65,7 +65,10 @@ func main() {
 	stdout, err := srv.StdoutPipe()
 	fail(err)
 	fail(srv.Start())
-	defer func() { _ = srv.Process.Signal(syscall.SIGTERM); _ = srv.Wait() }()
+	// The server shares this process's stderr: left running after a
+	// failure, it would keep a caller that reads that stderr waiting.
+	stopServer = func() { _ = srv.Process.Signal(syscall.SIGTERM); _ = srv.Wait() }
+	defer stopServer()
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil || !strings.HasPrefix(line, "ready ") {
 		fail(fmt.Errorf("serve: %q: %v", line, err))
@@ -135,7 +138,7 @@ loop:
 		fail(fmt.Errorf("crawler: %v (see %s)", waitErr, log.Name()))
 	}
 	if len(samples) < 10 {
-		fail(fmt.Errorf("only %d samples: the crawl was too short to cut into tenths", len(samples)))
+		fail(fmt.Errorf("only %d samples: the crawl was too short to cut into tenths (lower -interval)", len(samples)))
 	}
 	// The last sample is taken at the end: the rusage of the exited
 	// process and its final counters.
@@ -313,7 +316,9 @@ func windows(ss []sample, n int) []window {
 	from := 0
 	for w := 1; w <= n; w++ {
 		target := total * float64(w) / float64(n)
-		to := from + 1
+		// A short crawl may finish several tenths between two samples:
+		// those windows are then empty (from == to).
+		to := min(from+1, len(ss)-1)
 		for to < len(ss)-1 && ss[to].Pages < target {
 			to++
 		}
@@ -512,9 +517,13 @@ func readCollyProgress(r *bufio.Reader, n *atomicInt) {
 	}
 }
 
+// stopServer stops the testweb server once it runs.
+var stopServer = func() {}
+
 func fail(err error) {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "scalebench: %v\n", err)
+		stopServer()
 		os.Exit(1)
 	}
 }
