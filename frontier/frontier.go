@@ -194,9 +194,10 @@ type SlowedHost struct {
 type Frontier struct {
 	opts Options
 
-	// ckpt is held shared from the first seen-set insert of a batch until
-	// the batch is durable, and exclusively by Checkpoint.
-	ckpt sync.RWMutex
+	// batches tracks the batches in progress, from the first seen-set
+	// insert of a batch until it is committed: Checkpoint waits for those
+	// in progress when it copied the seen-set, never stopping new ones.
+	batches epochs
 	// commitMu is held by the leader of a group commit.
 	commitMu sync.Mutex
 	// ckptRun is held for the whole of a Checkpoint.
@@ -428,8 +429,7 @@ func (f *Frontier) hostLocked(name string) *host {
 // their host names and domains as the crawl's scope. It returns how many
 // were queued. A seed that does not normalize is an error.
 func (f *Frontier) AddSeeds(ctx context.Context, seeds []string) (int, error) {
-	f.ckpt.RLock()
-	defer f.ckpt.RUnlock()
+	defer f.batches.exit(f.batches.enter())
 	o := &op{ch: make(chan struct{})}
 	canon := make([]string, 0, len(seeds))
 	for _, raw := range seeds {
@@ -784,8 +784,7 @@ func (f *Frontier) releaseLocked(h *host, seq uint64, out Outcome) {
 // queued, all in one durable batch; the host becomes ready again after its
 // politeness delay. Done returns after the batch is durable.
 func (f *Frontier) Done(ctx context.Context, e Entry, out Outcome) error {
-	f.ckpt.RLock()
-	defer f.ckpt.RUnlock()
+	defer f.batches.exit(f.batches.enter())
 	f.mu.Lock()
 	if f.broken != nil {
 		err := f.broken
@@ -1050,9 +1049,10 @@ func (f *Frontier) applyLocked(ops []*op, st state) {
 }
 
 // capture runs fn with inserts stopped and all earlier ones durable.
-func (f *Frontier) capture(fn func(uint64) (func(context.Context) error, error)) (gen, upto uint64, persist func(context.Context) error, err error) {
-	f.ckpt.Lock()
-	defer f.ckpt.Unlock()
+func (f *Frontier) capture(ctx context.Context, fn func(uint64) (func(context.Context) error, error)) (gen, upto uint64, persist func(context.Context) error, err error) {
+	// Every batch numbered below upto was committed, its inserts made,
+	// before the copy starts: the copy holds them, and the journal up to
+	// upto can go once the copy is saved.
 	f.mu.Lock()
 	err = f.broken
 	gen = f.st.checkpoint + 1
@@ -1064,7 +1064,63 @@ func (f *Frontier) capture(fn func(uint64) (func(context.Context) error, error))
 	if persist, err = fn(gen); err != nil {
 		return 0, 0, nil, fmt.Errorf("frontier: checkpoint %d: %w", gen, err)
 	}
+	// The copy may hold inserts of batches still in progress, numbered
+	// upto or above when they commit (so their journal stays). They must
+	// be durable before a checkpoint that marks their URLs seen is
+	// recorded: wait for the batches in progress now, while new ones run.
+	if err := f.batches.drain(ctx); err != nil {
+		return 0, 0, nil, fmt.Errorf("frontier: checkpoint %d: %w", gen, err)
+	}
+	f.mu.Lock()
+	err = f.broken
+	f.mu.Unlock()
+	if err != nil {
+		return 0, 0, nil, err
+	}
 	return gen, upto, persist, nil
+}
+
+// epochs counts the batches in progress by epoch, so that a checkpoint can
+// wait for the batches of the epoch it closes while later ones start and
+// run: a grace period, not a barrier.
+type epochs struct {
+	mu  sync.Mutex
+	cur *sync.WaitGroup // the open epoch's batches; nil until the first
+}
+
+// enter counts a batch in the open epoch; the caller passes the result to
+// exit when the batch is committed or failed.
+func (e *epochs) enter() *sync.WaitGroup {
+	e.mu.Lock()
+	if e.cur == nil {
+		e.cur = new(sync.WaitGroup)
+	}
+	wg := e.cur
+	wg.Add(1)
+	e.mu.Unlock()
+	return wg
+}
+
+func (e *epochs) exit(wg *sync.WaitGroup) { wg.Done() }
+
+// drain opens a new epoch and waits until every batch of the previous
+// one has exited, or ctx ends.
+func (e *epochs) drain(ctx context.Context) error {
+	e.mu.Lock()
+	old := e.cur
+	e.cur = new(sync.WaitGroup)
+	e.mu.Unlock()
+	if old == nil {
+		return nil
+	}
+	done := make(chan struct{})
+	go func() { old.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // scheduleLocked puts h in the ready heap when it has an entry to hand out
@@ -1081,28 +1137,29 @@ func (f *Frontier) scheduleLocked(h *host) {
 	}
 }
 
-// Checkpoint lets the caller persist the seen-set. It stops new inserts,
-// waits until every insert made so far is written to the store, and calls
-// capture with the new checkpoint generation: capture takes a consistent
-// copy of the seen-set (mlbf's Concurrent.Snapshot, for example) and
-// returns the function that writes it out. Inserts resume before the
-// store is synced (if it is a Syncer) and persist runs. Once
+// Checkpoint lets the caller persist the seen-set. It calls capture with
+// the new checkpoint generation: capture takes a consistent copy of the
+// seen-set (mlbf's Concurrent.Snapshot, for example), holding inserts
+// only for the copy if at all, and returns the function that writes it
+// out. Checkpoint never stops inserts itself: it then waits for the
+// batches in progress at the copy to be written to the store, while new
+// ones run, syncs the store (if it is a Syncer) and runs persist. Once
 // persist has succeeded, Checkpoint records the generation and trims the
 // journal that the copy covers. If capture or persist fails, nothing is
 // trimmed. Checkpoints run one at a time.
 func (f *Frontier) Checkpoint(ctx context.Context, capture func(generation uint64) (persist func(context.Context) error, err error)) error {
 	f.ckptRun.Lock()
 	defer f.ckptRun.Unlock()
-	gen, upto, persist, err := f.capture(capture)
+	gen, upto, persist, err := f.capture(ctx, capture)
 	if err != nil {
 		return err
 	}
 	// Every batch of the inserts the copy holds was written to the store
-	// before capture took the barrier; a sync now makes them durable
-	// before the snapshot that marks their URLs seen, without holding
-	// inserts for the disk flush (issue 15 §3: it made the barrier
-	// 50-100 ms, docs/BENCHMARKS.md). Log files pebble closed meanwhile
-	// were synced when it closed them.
+	// when capture returned; a sync now makes them durable before the
+	// snapshot that marks their URLs seen, without holding inserts for the
+	// disk flush (issue 15 §3: it made the barrier 50-100 ms,
+	// docs/BENCHMARKS.md). Log files pebble closed meanwhile were synced
+	// when it closed them.
 	if s, ok := f.opts.Store.(Syncer); ok {
 		if err := s.Sync(); err != nil {
 			return fmt.Errorf("frontier: checkpoint %d: sync store: %w", gen, err)
