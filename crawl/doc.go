@@ -54,8 +54,9 @@
 //     repeated; after a crash of the machine, the fetches completed since
 //     the last checkpoint are, unless SyncWrites.
 //   - No discovered URL is lost: the duplicate filter never holds a URL
-//     the state lacks. The filter is snapshotted at checkpoints (the copy
-//     is taken while inserts wait, and written while they go on); the
+//     the state lacks. The filter is snapshotted at checkpoints (inserts
+//     wait only while it copies its bits in memory, and the copy is
+//     written while they go on); the
 //     inserts since the last snapshot are journaled in the store and
 //     replayed on resume. A missing or stale snapshot is ErrCorruptState,
 //     never a silent restart.

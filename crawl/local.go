@@ -301,15 +301,14 @@ func (s *localSeen) TestAndAdd(_ context.Context, seg []string) (bool, error) {
 }
 
 // Snapshot copies the filter's bits (of a growing filter, its newest
-// generation's: the older ones never change) once, in memory, while the
-// checkpoint barrier holds inserts; the write that follows runs beside
-// them.
+// generation's: the older ones never change) once, in memory, holding
+// inserts for the copy alone; the write that follows runs beside them.
 func (s *localSeen) Snapshot() (io.WriterTo, error) { return s.prepareSnapshot()() }
 
 // snapshotPreparer is a Snapshotter that allocates its copy before the
-// checkpoint's barrier, so that the barrier holds inserts for the copy
-// alone: the first writes to a fresh 20 MB allocation took 88-170 ms on
-// this project's VM, the copy 1.4-5.7 ms (issue 15 §3).
+// checkpoint captures it, so that inserts wait for the copy alone: the
+// first writes to a fresh 20 MB allocation took 88-170 ms on this
+// project's VM, the copy 1.4-5.7 ms (issue 15 §3).
 type snapshotPreparer interface {
 	prepareSnapshot() (capture func() (io.WriterTo, error))
 }

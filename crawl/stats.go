@@ -96,8 +96,8 @@ type FetchStats struct {
 
 	// Done is the time the frontier took to take each completed attempt
 	// (Frontier.Done: admitting its links, the seen-set inserts, the
-	// store's batch), waits for a checkpoint's barrier included: the
-	// crawl's insert stalls.
+	// store's batch), waits for a checkpoint's copy of the filter
+	// included: the crawl's insert stalls.
 	Done LatencyStats
 }
 
