@@ -389,12 +389,31 @@ local m = tonumber(ARGV[3])
 local cnt, lens, offs = ARGV[7], ARGV[8], ARGV[9]
 if #cnt ~= 2 * m then return redis.error_reply('LCARGS seen-set call: counts for ' .. (#cnt / 2) .. ' keys, want ' .. m) end
 local n = #lens
--- q is the next probe, pos where its offset starts in offs.
+local out = {}
+-- ki is the key whose probes come next, left how many of them are left,
+-- ans its answer so far; fresh counts the keys answered new.
+local ki, left, ans = 0, 0, '1'
+local function fold(r, c)
+  for i = 1, c do
+    while left == 0 do
+      ki = ki + 1
+      local hi, lo = byte(cnt, 2 * ki - 1, 2 * ki)
+      left = hi * 256 + lo
+      ans = '1'
+      if left == 0 then out[ki] = '1' end
+    end
+    if r[i] == 0 then ans = '0' end
+    left = left - 1
+    if left == 0 then
+      out[ki] = ans
+      if ans == '0' then fresh = fresh + 1 end
+    end
+  end
+end
+-- set sends the next c probes, as seenScript does (BITFIELD SET u1, seven
+-- per call), and folds their old values into the keys' answers.
 local q, pos = 1, 1
--- set sends the next c probes (BITFIELD SET u1, seven per call: see
--- seenScript) and returns their old values.
 local function set(c)
-  local r, nr = {}, 0
   local stop = q + c
   while q + 7 <= stop do
     local l1, l2, l3, l4, l5, l6, l7 = byte(lens, q, q + 6)
@@ -405,13 +424,11 @@ local function set(c)
     local p5 = p4 + l5
     local p6 = p5 + l6
     local p7 = p6 + l7
-    local res = call('BITFIELD', bits,
+    fold(call('BITFIELD', bits,
       'SET', 'u1', sub(offs, pos, p1 - 1), '1', 'SET', 'u1', sub(offs, p1, p2 - 1), '1',
       'SET', 'u1', sub(offs, p2, p3 - 1), '1', 'SET', 'u1', sub(offs, p3, p4 - 1), '1',
       'SET', 'u1', sub(offs, p4, p5 - 1), '1', 'SET', 'u1', sub(offs, p5, p6 - 1), '1',
-      'SET', 'u1', sub(offs, p6, p7 - 1), '1')
-    for i = 1, 7 do r[nr + i] = res[i] end
-    nr = nr + 7
+      'SET', 'u1', sub(offs, p6, p7 - 1), '1'), 7)
     pos = p7
     q = q + 7
   end
@@ -424,34 +441,28 @@ local function set(c)
       pos = pos + l
       q = q + 1
     end
-    local res = call('BITFIELD', bits, unpack(a, 1, k))
-    for i = 1, #res do r[nr + i] = res[i] end
+    fold(call('BITFIELD', bits, unpack(a, 1, k)), k / 4)
   end
-  return r
 end
-local out, j, at, grew = {}, 0, g, false
-while j < m do
-  local room = m - j
-  if nextLast >= 0 then room = math.min(room, math.max(cap - fresh, 1)) end
-  local kc, c = {}, 0
-  for i = j + 1, j + room do
+-- The keys go in chunks of at most capacity-n (all of them while the
+-- newest may not grow), so that the count can reach the capacity only at
+-- a chunk's last key.
+local at, grew = g, false
+while ki < m do
+  local upto = m
+  if nextLast >= 0 then upto = math.min(m, ki + math.max(cap - fresh, 1)) end
+  local c = 0
+  for i = ki + 1, upto do
     local hi, lo = byte(cnt, 2 * i - 1, 2 * i)
-    kc[i] = hi * 256 + lo
-    c = c + kc[i]
+    c = c + hi * 256 + lo
   end
   if q + c - 1 > n then return redis.error_reply('LCARGS seen-set call: probe counts and offsets do not add up') end
-  local r = set(c)
-  local t = 0
-  for i = j + 1, j + room do
-    local a = '1'
-    for _ = 1, kc[i] do
-      t = t + 1
-      if r[t] == 0 then a = '0' end
-    end
-    out[i] = a
-    if a == '0' then fresh = fresh + 1 end
+  set(c)
+  -- Keys without probes at the chunk's end.
+  while ki < upto do
+    ki = ki + 1
+    out[ki] = '1'
   end
-  j = j + room
   if nextLast >= 0 and fresh >= cap then
     g = g + 1
     fresh = 0
@@ -464,9 +475,9 @@ if pos > #offs + 1 or (not grew and (q ~= n + 1 or pos ~= #offs + 1)) then
   return redis.error_reply('LCARGS seen-set call: probe counts and offsets do not add up')
 end
 call('HSET', KEYS[3], 'g', g, 'n', fresh)
-local ans = 'A' .. at .. ',' .. g .. ':' .. table.concat(out)
-call('SET', KEYS[2], ans, 'EX', ARGV[2])
-return ans
+local reply = 'A' .. at .. ',' .. g .. ':' .. table.concat(out)
+call('SET', KEYS[2], reply, 'EX', ARGV[2])
+return reply
 `)
 
 // genReply is a decoded reply of seenGenScript.
