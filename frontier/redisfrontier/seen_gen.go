@@ -615,8 +615,15 @@ func (s *Seen) prepareGen(cl *genCall, keys [][]string) {
 	cur := gens[g-1]
 	rest := cl.idx[cl.from:]
 	cl.g, cl.newest = g, words[g-1]
-	cl.mark, cl.ends = cl.mark[:0], cl.ends[:0]
 	n := len(rest)
+	// Sized once, so that the slices do not grow (copying) while filling.
+	if need := n * cur.lay.MaxProbes(); cap(cl.mark) < need {
+		cl.mark = make([]mlbf.Probe, 0, need)
+	}
+	if cap(cl.ends) < n {
+		cl.ends = make([]int, 0, n)
+	}
+	cl.mark, cl.ends = cl.mark[:0], cl.ends[:0]
 	b := &callArgs{
 		cnt:  make([]byte, 0, 2*n),
 		lens: make([]byte, 0, n*cur.lay.Hashes()*2),
