@@ -239,9 +239,6 @@ func TestSeenGrowthAgreesWithReference(t *testing.T) {
 // stays within the target; the fixed filter of the first capacity, under
 // the same load, does not (so the measurement can fail).
 func TestSeenGrowthStaysWithinTarget(t *testing.T) {
-	if testing.Short() {
-		t.Skip("inserts 500,000 URLs: skipped in -short")
-	}
 	const (
 		first  = 20_000
 		target = 0.01
