@@ -79,7 +79,8 @@ func startCluster(t *testing.T) string {
 // Redis Cluster: every script touches one slot (its hash tag), the 16
 // default shards of the seen-set spread over all masters, the answers agree
 // with in-memory filters, concurrent checks from goroutines and processes
-// report each new URL exactly once, and a small crawl by two workers
+// report each new URL exactly once (also while a growing seen-set's 16
+// shards add generations), and a small crawl by two workers
 // fetches every page once.
 func TestCluster(t *testing.T) {
 	if testing.Short() {
@@ -169,6 +170,11 @@ func TestCluster(t *testing.T) {
 
 	t.Run("seen atomic goroutines", func(t *testing.T) {
 		checkSeenAtomicGoroutines(t, dial(t, "atomic:"))
+	})
+
+	t.Run("seen grows", func(t *testing.T) {
+		// 16 shards, each growing at least twice during the race.
+		checkSeenGrowthAtomic(t, dial(t, "grow:"), dial(t, "grow:"), 0)
 	})
 
 	t.Run("seen atomic processes", func(t *testing.T) {

@@ -35,6 +35,63 @@
 // a call retried after a lost reply gets its first answer, not its own
 // bits.
 //
+// # A seen-set that grows
+//
+// With SeenOptions.Growth the filter grows as a scalable Bloom filter
+// (Almeida et al. 2007; mlbf.Scalable is the in-memory one): generation
+// i holds Growth.ExpectedURLs·Growth^i keys at rate
+// p·(1-r)·r^i (mlbf.ScalableOptions.Generation), so the compound rate
+// stays within p = Growth.FalsePositiveRate however many URLs arrive.
+// Generations are kept per shard, as keys under the shard's hash tag:
+// {tag}:bits is generation 0, {tag}:bits:<i> generation i, each 1/N of
+// the whole generation (ShardOptions), and the hash {tag}:g holds the
+// shard's generation count g and the keys its newest generation reported
+// new, n. A key's shard is the same in every generation. Inserts go to
+// the newest generation; the shard's script counts the keys it reports
+// new and, when n reaches the generation's per-shard capacity, adds the
+// next generation in the same atomic step (allocating its bitmap at full
+// size, which blocks Redis for the time it takes to zero it) and stops the
+// call there. A shard with Growth^i x more keys than another sits on
+// one Cluster slot all the same, so on a Cluster the shards grow
+// independently and spread over the masters as before.
+//
+// Old generations never change again. Each worker downloads them once
+// (GETRANGE, 4 MiB at a time) and tests every key against them itself:
+// a key found there is sent with no probes, answered present by the
+// script, and leaves the newest generation untouched. The worker sends
+// its generation count with every call; a script that finds the shard
+// grown past it changes nothing and replies "stale" with the count, and
+// the worker downloads what became old and sends the call again. So
+// exactly one of any number of concurrent checks of a new URL reports it
+// new, across a growth too. A call stopped by a growth goes on from its
+// first unanswered key under its id plus that index, and every stored
+// answer carries the generation count it was computed with and the count
+// after it: a retried call or a replayed batch gets the first answers and
+// the same split into calls, whichever worker finishes it and whatever
+// the generations are by then. A generation count or any growth
+// parameter (growth, tightening, first capacity, target, the generations
+// MaxKeyBytes allows and their geometry) that differs from the one stored
+// fails OpenSeen with [ErrIncompatible], naming the difference; a fixed
+// and a growing seen-set refuse each other. [Seen.Growth] reports every
+// shard's generations, their keys, bits and fill, and the estimated
+// compound rate; Fill reports the newest generations.
+//
+// Costs. Redis holds every generation: with growth 2 and tightening 0.5,
+// 12.5x the first capacity at 1% takes 4 generations (the newest
+// two-thirds full) and 18.7 bits per URL, against 9.9 for a fixed filter
+// sized for the final count (TestSeenGrowthStaysWithinTarget, which
+// measures 0.87% false positives). Every worker holds the old
+// generations in memory (42% of those bits), whatever NoLocalBits says,
+// plus (without NoLocalBits) the bits it knows set in the newest ones: at
+// most the filter's size in Redis, as for a fixed filter. A worker
+// downloads each generation of each shard once, when it becomes old (or
+// when the worker starts). Per key, the worker hashes it once per
+// generation, and the script sets the newest generation's probes, more of
+// them as the rate tightens. A generation whose per-shard bitmap would
+// exceed MaxKeyBytes is never added: a shard that reaches the last allowed
+// generation keeps inserting into it past its capacity and its rate
+// climbs (GrowthStats.Saturated); choose Shards for the URLs expected.
+//
 // # Frontier
 //
 // [Frontier] mirrors the method set of frontier.Frontier (AddSeeds, Next,

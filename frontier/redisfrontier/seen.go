@@ -49,7 +49,28 @@ type SeenOptions struct {
 	// set are not sent: bits only ever go from 0 to 1, so the answers are
 	// the same, and common segments (hosts, directories) stop costing
 	// server work. It takes the filter's size in memory.
+	//
+	// With Growth, each worker holds every old generation of every shard
+	// whatever NoLocalBits says (it tests them locally; see Growth), and
+	// NoLocalBits only drops its copy of the newest generations' bits.
 	NoLocalBits bool
+	// Growth, when set, makes the filter grow (scalable Bloom filters,
+	// Almeida et al. 2007; see mlbf.Scalable): each shard is a sequence of
+	// generations, generation i sized by Growth.Generation(i) split over
+	// the shards, and a shard adds a generation when its newest has
+	// reported new as many keys as it is sized for, so that the compound
+	// false-positive rate stays within Growth.FalsePositiveRate however
+	// many URLs arrive. Growth.ExpectedURLs is the first generation's
+	// capacity (over all shards); Growth.Growth and Tightening are as in
+	// mlbf (defaults 2 and 0.5). Layers come from Filter.Layers (or
+	// Growth.Layers; they must agree when both are set); the generations
+	// are improved-mode filters of derived sizing, so Filter must leave
+	// Mode, Hashes, LayerBits, BitsPerLayer, ExpectedURLs,
+	// FalsePositiveRate, ExpectedSegments and LayerFalsePositiveRate zero.
+	// Default nil: a fixed filter of Filter's size, as before growth
+	// existed (its Redis keys and parameters are unchanged). The growth
+	// parameters are stored with the filter: workers must agree on them.
+	Growth *mlbf.ScalableOptions
 }
 
 func (o *SeenOptions) ensureDefaults() {
@@ -83,6 +104,9 @@ type Seen struct {
 	// known[shard][layer] holds the bits this worker has seen set in
 	// Redis (read and set atomically); nil with NoLocalBits.
 	known [][][]uint64
+	// grow holds the generations of a growing filter; nil for a fixed
+	// one (SeenOptions.Growth).
+	grow *seenGrowth
 
 	mu      sync.Mutex // protects pending and leading
 	pending []*seenReq
@@ -208,7 +232,21 @@ func OpenSeen(ctx context.Context, c *Client, opts SeenOptions) (*Seen, error) {
 	if opts.MaxBatch < 1 || opts.Shards < 0 || opts.ResultTTL < time.Second {
 		return nil, fmt.Errorf("%w: seen-set batch %d, shards %d, result TTL %v", ErrConfig, opts.MaxBatch, opts.Shards, opts.ResultTTL)
 	}
-	whole, err := mlbf.NewLayout(opts.Filter)
+	filter := opts.Filter
+	var growth *mlbf.ScalableOptions
+	if opts.Growth != nil {
+		g, err := growthOptions(opts.Filter, *opts.Growth)
+		if err != nil {
+			return nil, err
+		}
+		growth = &g
+		// Generation 0 sizes the shards and is the filter of every
+		// shard's first generation.
+		if filter, err = g.Generation(0); err != nil {
+			return nil, fmt.Errorf("%w: seen-set growth: %w", ErrConfig, err)
+		}
+	}
+	whole, err := mlbf.NewLayout(filter)
 	if err != nil {
 		return nil, fmt.Errorf("redisfrontier: seen-set: %w", err)
 	}
@@ -221,7 +259,7 @@ func OpenSeen(ctx context.Context, c *Client, opts SeenOptions) (*Seen, error) {
 		_, total := layerOffsets(whole.LayerBits())
 		shards = max(shards, int((total/8+opts.MaxKeyBytes-1)/opts.MaxKeyBytes))
 	}
-	lay, err := mlbf.NewLayout(ShardOptions(opts.Filter, whole, shards))
+	lay, err := mlbf.NewLayout(ShardOptions(filter, whole, shards))
 	if err != nil {
 		return nil, fmt.Errorf("redisfrontier: seen-set shard: %w", err)
 	}
@@ -236,6 +274,12 @@ func OpenSeen(ctx context.Context, c *Client, opts SeenOptions) (*Seen, error) {
 	}
 	s.params = fmt.Sprintf("%s hash=%s mode=%v layers=%d hashes=%d shards=%d shardbits=%s batch=%d",
 		seenLayout, mlbf.HashID, lay.Mode(), lay.Layers(), lay.Hashes(), shards, joinU64(lay.LayerBits()), opts.MaxBatch)
+	if growth != nil {
+		if s.grow, err = newSeenGrowth(*growth, shards, opts.MaxKeyBytes, !opts.NoLocalBits); err != nil {
+			return nil, err
+		}
+		s.params += s.grow.params()
+	}
 	s.fp = strconv.FormatUint(fnv64(s.params), 16)
 	var id [8]byte
 	if _, err := rand.Read(id[:]); err != nil {
@@ -247,7 +291,7 @@ func OpenSeen(ctx context.Context, c *Client, opts SeenOptions) (*Seen, error) {
 		tag := s.tag(sh)
 		s.keys[sh] = []string{tag + ":m", "", tag + ":bits"}
 	}
-	if !opts.NoLocalBits {
+	if !opts.NoLocalBits && s.grow == nil {
 		s.known = make([][][]uint64, shards)
 		for sh := range s.known {
 			s.known[sh] = make([][]uint64, lay.Layers()+1)
@@ -321,7 +365,7 @@ func (s *Seen) claim(ctx context.Context) error {
 			ErrIncompatible, v, seenLayout, stored)
 	}
 	if stored != s.params {
-		return fmt.Errorf("%w: redis has %q, this worker %q", ErrIncompatible, stored, s.params)
+		return fmt.Errorf("%w: %s; redis has %q, this worker %q", ErrIncompatible, paramsDiff(stored, s.params), stored, s.params)
 	}
 	// Markers are created with the meta key; a missing marker later means
 	// the data went away (see ErrStateLost). They are set NX here too, so
@@ -329,6 +373,10 @@ func (s *Seen) claim(ctx context.Context) error {
 	err = s.pipelineRetry(ctx, func(ctx context.Context, p redis.Pipeliner) {
 		for sh := range s.keys {
 			p.SetNX(ctx, s.keys[sh][0], s.fp, 0)
+			if s.grow != nil {
+				p.HSetNX(ctx, s.genStateKey(sh), "g", 1)
+				p.HSetNX(ctx, s.genStateKey(sh), "n", 0)
+			}
 		}
 	})
 	if err != nil {
@@ -348,6 +396,9 @@ func (s *Seen) claim(ctx context.Context) error {
 	})
 	if err != nil {
 		return fmt.Errorf("redisfrontier: seen-set bitmaps: %w", err)
+	}
+	if s.grow != nil {
+		return s.loadGenerations(ctx)
 	}
 	return nil
 }
@@ -383,7 +434,9 @@ func (s *Seen) Shards() int { return s.shards }
 
 // Layout returns the layout of one shard: a Seen of N shards holds exactly
 // the bits of N mlbf.Filter values made with these options, key u going to
-// shard fastrange(route(u), N).
+// shard fastrange(route(u), N). With SeenOptions.Growth it is the layout
+// of every shard's first generation; a key's route is the same in every
+// generation (they share L), so a key stays in its shard as it grows.
 func (s *Seen) Layout() *mlbf.Layout { return s.lay }
 
 // Shard returns the shard a key's route selects: the high bits of
@@ -472,6 +525,9 @@ func (s *Seen) TestAndAddBatchID(ctx context.Context, id string, keys [][]string
 func (s *Seen) testAndAddBatchID(ctx context.Context, id string, keys [][]string, present []bool) error {
 	if len(present) < len(keys) {
 		return fmt.Errorf("%w: %d answers for %d keys", ErrConfig, len(present), len(keys))
+	}
+	if s.grow != nil {
+		return s.testAndAddGen(ctx, id, keys, present)
 	}
 	calls := s.prepare(keys, id)
 	if err := s.run(ctx, calls); err != nil {
@@ -684,7 +740,13 @@ func (s *Seen) wrapErr(err error) error {
 
 // Fill reports, per layer, the fraction of bits set over all shards
 // (BITCOUNT of every bitmap key: O(size), meant for status displays).
+// With SeenOptions.Growth it reports each shard's newest generation, the
+// one taking inserts (the older ones are full by design); Growth reports
+// every generation.
 func (s *Seen) Fill(ctx context.Context) ([]float64, error) {
+	if s.grow != nil {
+		return s.fillNewest(ctx)
+	}
 	L := s.lay.Layers()
 	sizes := s.lay.LayerBits()
 	out := make([]float64, L+1)
@@ -715,13 +777,20 @@ func (s *Seen) Fill(ctx context.Context) ([]float64, error) {
 	return out, nil
 }
 
-// Delete removes the seen-set's keys (meta, markers, bitmaps) from Redis.
-// Result keys expire by themselves.
+// Delete removes the seen-set's keys (meta, markers, bitmaps; with
+// Growth, every generation's bitmap and the generation counters) from
+// Redis. Result keys expire by themselves.
 func (s *Seen) Delete(ctx context.Context) error {
 	var all []string
-	for _, ks := range s.keys {
+	for sh, ks := range s.keys {
 		all = append(all, ks[0])
 		all = append(all, ks[2:]...)
+		if s.grow != nil {
+			all = append(all, s.genStateKey(sh))
+			for i := 1; i < len(s.grow.gens); i++ {
+				all = append(all, s.genKey(sh, i))
+			}
+		}
 	}
 	err := s.c.retry(ctx, func(ctx context.Context) error {
 		_, err := s.c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {

@@ -265,6 +265,12 @@ var atomicityFilter = mlbf.Options{LayerBits: []uint64{1 << 16, 1 << 18, 1 << 18
 // and mixing single calls with batches, and returns how often each key was
 // reported new.
 func raceSeen(ctx context.Context, s *Seen, keys [][]string, goroutines int, seed uint64) ([]int, error) {
+	return raceSeens(ctx, []*Seen{s}, keys, goroutines, seed)
+}
+
+// raceSeens is raceSeen over several Seen values (workers): goroutine g
+// uses seens[g%len(seens)].
+func raceSeens(ctx context.Context, seens []*Seen, keys [][]string, goroutines int, seed uint64) ([]int, error) {
 	counts := make([]int, len(keys))
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -273,6 +279,7 @@ func raceSeen(ctx context.Context, s *Seen, keys [][]string, goroutines int, see
 		wg.Add(1)
 		go func(g int) {
 			defer wg.Done()
+			s := seens[g%len(seens)]
 			r := rand.New(rand.NewPCG(seed, uint64(g)))
 			order := r.Perm(len(keys))
 			for start := 0; start < len(order); {
