@@ -24,6 +24,7 @@ type redisMode struct {
 	mu      sync.Mutex // protects shared, fill, workers, err and at, and front's setting
 	shared  redisfrontier.Stats
 	fill    []float64
+	growth  *redisfrontier.GrowthStats // nil for a fixed filter
 	workers []redisfrontier.WorkerInfo
 	err     error     // why the last read of the shared counters failed
 	at      time.Time // when they were last read
@@ -40,11 +41,20 @@ func (c *Crawler) startRedis(ctx context.Context) error {
 		return fmt.Errorf("crawl: %w", err)
 	}
 	c.closers = append(c.closers, r.client.Close)
-	r.seen, err = redisfrontier.OpenSeen(ctx, r.client, redisfrontier.SeenOptions{
-		Filter: mlbf.Options{ExpectedURLs: o.ExpectedURLs, FalsePositiveRate: o.FalsePositiveRate},
+	so := redisfrontier.SeenOptions{
 		// The answers of a dead worker's batch must outlive its lease.
 		ResultTTL: max(time.Hour, 2*o.Redis.Lease),
-	})
+	}
+	if o.FixedFilter {
+		so.Filter = mlbf.Options{ExpectedURLs: o.ExpectedURLs, FalsePositiveRate: o.FalsePositiveRate}
+	} else {
+		// Generations are keys, added per shard by the script (issue 15 §5).
+		so.Growth = &mlbf.ScalableOptions{ExpectedURLs: o.ExpectedURLs, FalsePositiveRate: o.FalsePositiveRate}
+	}
+	r.seen, err = redisfrontier.OpenSeen(ctx, r.client, so)
+	if errors.Is(err, redisfrontier.ErrIncompatible) {
+		return fmt.Errorf("crawl: %w (every worker of a crawl needs the same --expected-urls, --fp-target and --filter-growth)", err)
+	}
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)
 	}
@@ -133,8 +143,16 @@ func (c *Crawler) refreshRedisStats(ctx context.Context) {
 	defer cancel()
 	s, err := r.front.Stats(ctx)
 	var fill []float64
-	if err == nil {
+	var growth *redisfrontier.GrowthStats
+	switch {
+	case err != nil:
+	case c.opts.FixedFilter:
 		fill, err = r.seen.Fill(ctx)
+	default:
+		var g redisfrontier.GrowthStats
+		if g, err = r.seen.Growth(ctx); err == nil && len(g.Fill) > 0 {
+			growth, fill = &g, g.Fill[len(g.Fill)-1] // the newest generation's layers
+		}
 	}
 	var workers []redisfrontier.WorkerInfo
 	if err == nil {
@@ -144,7 +162,7 @@ func (c *Crawler) refreshRedisStats(ctx context.Context) {
 	defer r.mu.Unlock()
 	r.err = err
 	if err == nil {
-		r.shared, r.fill, r.workers, r.at = s, fill, workers, c.opts.Now()
+		r.shared, r.fill, r.growth, r.workers, r.at = s, fill, growth, workers, c.opts.Now()
 	}
 }
 

@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"slices"
 	"time"
 
 	"github.com/layercrawl/layercrawl/frontier"
@@ -204,10 +205,24 @@ func (c *Crawler) Stats() Stats {
 		s.Pages, s.Errors, s.Queued, s.Hosts, s.InFlight = rs.Pages, rs.Errors, rs.Queued, int(rs.Hosts), int(rs.Leased)
 		s.New, s.Duplicates, s.Retrying = rs.New, rs.Dup, rs.Retrying
 		s.Slowed, s.EverSlowed, s.Throttled = int(rs.Slowed), rs.EverSlowed, rs.Throttled
-		s.Filter = FilterStats{ExpectedURLs: c.opts.ExpectedURLs, Target: c.opts.FalsePositiveRate}
+		s.Filter = FilterStats{ExpectedURLs: c.opts.ExpectedURLs, Target: c.opts.FalsePositiveRate, Capacity: c.opts.ExpectedURLs}
 		if n := len(rs.Fill); n > 0 {
 			s.Filter.Fill = rs.Fill[n-1]
 		}
+		r.mu.Lock()
+		if g := r.growth; g != nil {
+			s.Filter.Capacity = 0
+			for i, n := range g.Capacity {
+				s.Filter.Capacity += n
+				s.Filter.EstimatedURLs += float64(g.Keys[i])
+			}
+			s.Filter.Generations = slices.Max(g.Generations)
+			s.Filter.FalsePositiveRate = g.FalsePositiveRate
+			for _, b := range g.Bits {
+				s.Filter.Bytes += b / 8
+			}
+		}
+		r.mu.Unlock()
 	}
 	return s
 }
