@@ -28,6 +28,11 @@ type fetchMetrics struct {
 	byClass               [6]prometheus.Counter // 1xx to 5xx, [0] other
 }
 
+// blockedBuckets are the checkpoint-blocked histogram's bounds: powers of 4
+// from 100 µs, and 50 ms, issue 15's bound on an insert stall, so that the
+// blocks over it are counted exactly.
+var blockedBuckets = []float64{0.0001, 0.0004, 0.0016, 0.0064, 0.0256, 0.05, 0.1024, 0.4096, 1.6384, 6.5536, 26.2144}
+
 func newFetchMetrics() *fetchMetrics {
 	m := &fetchMetrics{
 		duration: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "layercrawl_fetch_duration_seconds",
@@ -37,7 +42,7 @@ func newFetchMetrics() *fetchMetrics {
 		checkpoint: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "layercrawl_checkpoint_duration_seconds",
 			Help: "Duration of the checkpoints of the local crawl state.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 10)}),
 		checkpointBlocked: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "layercrawl_checkpoint_blocked_seconds",
-			Help: "Part of each checkpoint during which duplicate-filter inserts waited (the filter's memory copy).", Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10)}),
+			Help: "Part of each checkpoint during which duplicate-filter inserts waited (the filter's memory copy).", Buckets: blockedBuckets}),
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "layercrawl_fetches_total",
 			Help: "Fetches by outcome: ok (2xx/3xx), http_error (4xx/5xx), error (no response)."}, []string{"outcome"}),
 		errKinds: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "layercrawl_fetch_errors_total",

@@ -30,6 +30,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -303,6 +304,7 @@ type window struct {
 	Checkpoints        float64
 	CkptMean           float64 // seconds
 	LongestBlocked     string
+	BlockedOver50ms    float64 // checkpoints that held inserts over 50 ms (-1: no 50 ms bound in the histogram)
 	DiscoveredPerPage  float64
 	QueuedAtEnd        float64
 	SpilledAtEnd       float64
@@ -347,7 +349,10 @@ func windows(ss []sample, n int) []window {
 		if len(b.BlockedBuckets) > 0 {
 			bc1 = b.BlockedBuckets[len(b.BlockedBuckets)-1]
 		}
-		win.LongestBlocked, _ = longest(a.BlockedBuckets, b.BlockedBuckets, bc0, bc1, b.BlockedBounds)
+		win.LongestBlocked, win.BlockedOver50ms = longest(a.BlockedBuckets, b.BlockedBuckets, bc0, bc1, b.BlockedBounds)
+		if !slices.Contains(b.BlockedBounds, 0.05) {
+			win.BlockedOver50ms = -1 // a crawler before the 50 ms bucket
+		}
 		ws = append(ws, win)
 		from = to
 	}
@@ -426,13 +431,17 @@ func renderWindows(ws []window, ss []sample, colly bool) string {
 		}
 		return b.String()
 	}
-	b.WriteString("| tenth | pages | pages/s | CPU ms/page | peak RSS MiB | queued (spilled) | state MiB | WARC MiB | links/page | longest frontier update | updates > 50 ms | checkpoints (mean ms) | longest insert block |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| tenth | pages | pages/s | CPU ms/page | peak RSS MiB | queued (spilled) | state MiB | WARC MiB | links/page | longest frontier update | updates > 50 ms | checkpoints (mean ms) | longest insert block | blocks > 50 ms |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for i, w := range ws {
-		fmt.Fprintf(&b, "| %d | %.0f | %.0f | %.3f | %.0f | %.0f (%.0f) | %.1f | %.1f | %.1f | %s | %.0f | %.0f (%.0f) | %s |\n",
+		over := "-"
+		if w.BlockedOver50ms >= 0 {
+			over = fmt.Sprintf("%.0f", w.BlockedOver50ms)
+		}
+		fmt.Fprintf(&b, "| %d | %.0f | %.0f | %.3f | %.0f | %.0f (%.0f) | %.1f | %.1f | %.1f | %s | %.0f | %.0f (%.0f) | %s | %s |\n",
 			i+1, w.To.Pages, w.PagesPerSec, w.CPUPerPage*1e3, w.MaxRSS/(1<<20), w.QueuedAtEnd, w.SpilledAtEnd,
 			w.StateAt/(1<<20), w.WARCBytes/(1<<20), w.DiscoveredPerPage, w.LongestDone, w.DoneOver50ms,
-			w.Checkpoints, w.CkptMean*1e3, w.LongestBlocked)
+			w.Checkpoints, w.CkptMean*1e3, w.LongestBlocked, over)
 	}
 	if ws[0].PagesPerSec > 0 {
 		fmt.Fprintf(&b, "\nLast tenth's pages/s over the first's: %.3f. CPU per page, last over first: %.3f.\n",
