@@ -17,6 +17,19 @@ import (
 // kills repeated. The fingerprints are written in the batch that queues
 // their URLs, so the kill cannot separate them from the queue.
 func TestExactDedupKill9(t *testing.T) {
+	stdout, stderr := crawlKill9Resume(t, "--exact-dedup", "--filter-growth=false", "--expected-urls", "200", "--fp-target", "0.1")
+	if !strings.Contains(stdout+stderr, "exact dedup") {
+		t.Errorf("summary has no exact dedup line:\n%s%s", stdout, stderr)
+	}
+}
+
+// crawlKill9Resume crawls a 2,000-page site with the extra flags and
+// checkpoints every 100 ms, kills the crawl with SIGKILL twice and resumes
+// it to the end; the union of the logs must be exactly the site, with only
+// the fetches in flight at the kills repeated. It returns the last run's
+// output.
+func crawlKill9Resume(t *testing.T, extra ...string) (stdout, stderr string) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("kill -9 test skipped in -short mode")
 	}
@@ -26,17 +39,14 @@ func TestExactDedupKill9(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	seeds := writeSeeds(t, dir, site.Roots())
 	const concurrency = 4
-	args := []string{"--seeds", seeds, "--out", out, "--delay", "-1", "--allow-private", "--exact-dedup", "--filter-growth=false",
-		"--concurrency", fmt.Sprint(concurrency), "--expected-urls", "200", "--fp-target", "0.1", "--checkpoint-interval", "100ms"}
+	args := append([]string{"--seeds", seeds, "--out", out, "--delay", "-1", "--allow-private",
+		"--concurrency", fmt.Sprint(concurrency), "--checkpoint-interval", "100ms"}, extra...)
 	logPath := filepath.Join(out, "crawl.log.jsonl")
 
 	kills := crawlKilled(t, args, logPath, 300, 1200)
 	code, stdout, stderr := runCrawler(t, context.Background(), args...)
 	if code != 0 {
 		t.Fatalf("resumed crawl exited %d:\n%s", code, stderr)
-	}
-	if !strings.Contains(stdout+stderr, "exact dedup") {
-		t.Errorf("summary has no exact dedup line:\n%s%s", stdout, stderr)
 	}
 	entries := readLog(t, logPath)
 	fetched, _ := splitLog(entries)
@@ -49,4 +59,5 @@ func TestExactDedupKill9(t *testing.T) {
 		t.Errorf("%d URLs fetched twice, want at most %d (in flight at %d kills): %v", len(d), kills*concurrency, kills, sample(d))
 	}
 	checkServed(t, hosts, wantFetched, kills*concurrency, kills+1)
+	return stdout, stderr
 }
