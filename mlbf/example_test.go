@@ -100,3 +100,30 @@ func Example_sizing() {
 	// bits per layer: [512 512 3072 271360 992256]
 	// a classic filter would use m=958506, k=7; formula (1) gives 0.0100
 }
+
+// A Scalable filter does not need the final count: past its first
+// capacity it adds a generation twice as large with half the rate, so the
+// false-positive rate stays within the target however many URLs arrive.
+// This is the crawler's default seen-set.
+func ExampleScalable() {
+	seen, err := mlbf.NewScalable(mlbf.ScalableOptions{ExpectedURLs: 1000, FalsePositiveRate: 0.001})
+	if err != nil {
+		log.Fatal(err)
+	}
+	added := 0
+	for i := 0; i < 10_000; i++ {
+		if !seen.TestAndAdd(mlbf.SplitURL(fmt.Sprintf("https://example.com/page/%d", i))) {
+			added++
+		}
+	}
+	st := seen.Stats()
+	fmt.Println("generations:", len(st.Generations), "capacities:", st.Capacities)
+	fmt.Println("estimated rate within target:", st.FalsePositiveRate <= 0.001)
+	fmt.Println("all 10,000 present:", seen.Test(mlbf.SplitURL("https://example.com/page/0")) && seen.Test(mlbf.SplitURL("https://example.com/page/9999")))
+	fmt.Println("reported new:", added >= 9990)
+	// Output:
+	// generations: 4 capacities: [1000 2000 4000 8000]
+	// estimated rate within target: true
+	// all 10,000 present: true
+	// reported new: true
+}
