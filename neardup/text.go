@@ -251,76 +251,30 @@ func (h *wordHasher) flush() {
 	}
 }
 
-// feed adds text to the words. A word of ASCII letters and digits that
-// lies whole inside text, already lower case, is hashed where it is,
-// without a copy (most words of a page: the byte-at-a-time copy into buf
-// was most of the Shingler's time in a crawl's profile); other words are
-// lower-cased into buf first. FuzzWordHasherMatchesReference checks it
-// against the byte-at-a-time version.
 func (h *wordHasher) feed(text string) {
 	for i := 0; i < len(text); {
 		c := text[i]
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(text[i:])
-			i += size
-			if unicode.IsLetter(r) || unicode.IsNumber(r) {
-				h.buf = utf8.AppendRune(h.buf, unicode.ToLower(r))
-			} else {
+		if c < utf8.RuneSelf {
+			switch {
+			case 'a' <= c && c <= 'z' || '0' <= c && c <= '9':
+				h.buf = append(h.buf, c)
+			case 'A' <= c && c <= 'Z':
+				h.buf = append(h.buf, c+'a'-'A')
+			default:
 				h.flush()
 			}
-			continue
-		}
-		if asciiWord[c] == wordEnd {
-			h.flush()
 			i++
 			continue
 		}
-		start, upper := i, false
-		for ; i < len(text) && text[i] < utf8.RuneSelf; i++ {
-			k := asciiWord[text[i]]
-			if k == wordEnd {
-				break
-			}
-			upper = upper || k == wordUpper
-		}
-		run := text[start:i]
-		switch {
-		case len(h.buf) == 0 && !upper && i < len(text) && text[i] < utf8.RuneSelf:
-			// text[i] ends the word: hash it in place (the flush at
-			// text[i] then finds buf empty).
-			h.out = append(h.out, xxh3.HashString(run))
-		case upper:
-			for j := 0; j < len(run); j++ {
-				b := run[j]
-				if asciiWord[b] == wordUpper {
-					b += 'a' - 'A'
-				}
-				h.buf = append(h.buf, b)
-			}
-		default:
-			h.buf = append(h.buf, run...)
+		r, size := utf8.DecodeRuneInString(text[i:])
+		i += size
+		if unicode.IsLetter(r) || unicode.IsNumber(r) {
+			h.buf = utf8.AppendRune(h.buf, unicode.ToLower(r))
+		} else {
+			h.flush()
 		}
 	}
 }
-
-// What feed makes of an ASCII byte.
-const (
-	wordEnd   = iota // not a letter or digit: ends a word
-	wordLower        // a-z, 0-9
-	wordUpper        // A-Z
-)
-
-var asciiWord = func() (t [utf8.RuneSelf]uint8) {
-	for c := range t {
-		switch {
-		case 'a' <= c && c <= 'z' || '0' <= c && c <= '9':
-			t[c] = wordLower
-		case 'A' <= c && c <= 'Z':
-			t[c] = wordUpper
-		}
-	}
-	return t
-}()
 
 // A Shingler computes ShingleHashes(VisibleText(doc), w) from a
 // document's tokens as they come, in one pass, without building the text
