@@ -32,6 +32,18 @@ func openPebble(dir string, opts Options, mustExist bool) (engine, error) {
 		MemTableSize:     uint64(opts.MemTableSize),
 		ErrorIfNotExists: mustExist,
 		Logger:           quietLogger{},
+		// A crawl's state is mostly a queue: entries are written, read
+		// back and deleted within minutes. Letting 8 flushed tables
+		// gather in L0 before compacting (pebble's default is 4) lets
+		// more of them meet their deletions in L0 instead of being
+		// rewritten into the lower levels first: on the million-page web
+		// (10,000 hosts, first 100,000 pages) compaction took 20% of the
+		// crawler's CPU, and the crawl's CPU fell 7-16% (medians of three
+		// alternating runs, 43.4 to 39.4 s and 50.3 to 42.1 s), the state
+		// on disk the same. Writes stall at 32 tables in L0 (default 12),
+		// so that the larger L0 does not stall inserts sooner.
+		L0CompactionThreshold: 8,
+		L0StopWritesThreshold: 32,
 	}
 	if opts.fs != nil {
 		po.FS = opts.fs
