@@ -64,6 +64,9 @@ type CrawlLog struct {
 	buf    bytes.Buffer
 	closed bool
 	torn   int64
+	// syncs counts the fsyncs running outside mu (Sync); Close waits for
+	// them. Added to under mu only.
+	syncs sync.WaitGroup
 }
 
 // OpenCrawlLog opens the log at path for appending, creating it (and its
@@ -169,17 +172,23 @@ func (l *CrawlLog) flushLocked() error {
 	return nil
 }
 
-// Sync flushes and fsyncs the log.
+// Sync flushes and fsyncs the log. Writes go on during the fsync, which
+// runs outside the log's lock (Close waits for it).
 func (l *CrawlLog) Sync() error {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.closed {
+		l.mu.Unlock()
 		return ErrClosed
 	}
 	if err := l.flushLocked(); err != nil {
+		l.mu.Unlock()
 		return err
 	}
-	if err := l.f.Sync(); err != nil {
+	l.syncs.Add(1)
+	l.mu.Unlock()
+	err := l.f.Sync()
+	l.syncs.Done()
+	if err != nil {
 		return fmt.Errorf("storage: crawl log: %w", err)
 	}
 	return nil
@@ -194,6 +203,7 @@ func (l *CrawlLog) Close() error {
 	}
 	l.closed = true
 	err := l.flushLocked()
+	l.syncs.Wait() // a Sync under way, outside mu
 	if serr := l.f.Sync(); err == nil && serr != nil {
 		err = fmt.Errorf("storage: crawl log: %w", serr)
 	}

@@ -172,6 +172,9 @@ type WARCWriter struct {
 	serial  int
 	closed  bool
 	err     error // sticky: the file could not be restored after a failed write
+	// syncs counts the fsyncs of f running outside mu (Sync); the file
+	// is closed only once they are done. Added to under mu only.
+	syncs sync.WaitGroup
 }
 
 // NewWARCWriter returns a writer of WARC files in dir, creating dir if
@@ -403,6 +406,7 @@ func (w *WARCWriter) warcinfo(name string, date time.Time) ([]byte, error) {
 func (w *WARCWriter) closeFileLocked() error {
 	f, name := w.f, w.name
 	w.f, w.name, w.size = nil, "", 0
+	w.syncs.Wait() // a Sync of f under way, outside mu
 	if err := f.Sync(); err != nil {
 		f.Close()
 		return fmt.Errorf("storage: WARC %s: %w", name, err)
@@ -414,18 +418,27 @@ func (w *WARCWriter) closeFileLocked() error {
 }
 
 // Sync makes what was written so far durable (fsync of the current file
-// and of the directory).
+// and of the directory). Writes go on while it waits for the disk: the
+// fsync runs outside the writer's lock (a checkpoint's fsync of the WARC
+// written in 30 s, hundreds of MB, held every worker's next record for
+// its whole length), and a file rotated meanwhile is closed after it.
 func (w *WARCWriter) Sync() error {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	if w.closed {
+		w.mu.Unlock()
 		return ErrClosed
 	}
-	if w.f == nil {
+	f, name := w.f, w.name
+	if f == nil {
+		w.mu.Unlock()
 		return nil
 	}
-	if err := w.f.Sync(); err != nil {
-		return fmt.Errorf("storage: WARC %s: %w", w.name, err)
+	w.syncs.Add(1)
+	w.mu.Unlock()
+	err := f.Sync()
+	w.syncs.Done()
+	if err != nil {
+		return fmt.Errorf("storage: WARC %s: %w", name, err)
 	}
 	return syncDir(w.dir)
 }

@@ -355,6 +355,24 @@ func TestWARCConcurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	const workers, each = 4, 12
+	// Syncs run beside the writes and rotations all along: their fsync
+	// is outside the writer's lock, and a rotated file waits for it.
+	stopSync := make(chan struct{})
+	syncDone := make(chan struct{})
+	go func() {
+		defer close(syncDone)
+		for {
+			select {
+			case <-stopSync:
+				return
+			default:
+			}
+			if err := w.Sync(); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
 	var wg sync.WaitGroup
 	for g := range workers {
 		wg.Add(1)
@@ -376,6 +394,8 @@ func TestWARCConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	close(stopSync)
+	<-syncDone
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
