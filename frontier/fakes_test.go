@@ -17,6 +17,7 @@ type memStore struct {
 	writes  int
 	failAt  int // fail the failAt-th write (1-based); 0 never
 	failErr error
+	noRange bool // its Writer has no DeleteRange: the journal is trimmed key by key
 }
 
 func newMemStore() *memStore { return &memStore{m: map[string][]byte{}} }
@@ -32,10 +33,23 @@ func (s *memStore) Get(key []byte) ([]byte, error) {
 }
 
 type memBatch struct {
-	set map[string][]byte
-	del map[string]bool
-	ops []string
+	set    map[string][]byte
+	del    map[string]bool
+	ranges [][2]string // DeleteRange's, applied before del and set
+	ops    []string
 }
+
+func (b *memBatch) DeleteRange(start, end []byte) error {
+	b.ops = append(b.ops, "range:"+string(start))
+	b.ranges = append(b.ranges, [2]string{string(start), string(end)})
+	return nil
+}
+
+// plainBatch hides memBatch's DeleteRange (memStore.noRange).
+type plainBatch struct{ b *memBatch }
+
+func (p plainBatch) Set(k, v []byte) error { return p.b.Set(k, v) }
+func (p plainBatch) Delete(k []byte) error { return p.b.Delete(k) }
 
 func (b *memBatch) Set(k, v []byte) error {
 	b.ops = append(b.ops, string(k))
@@ -53,7 +67,11 @@ func (b *memBatch) Delete(k []byte) error {
 
 func (s *memStore) Write(fn func(Writer) error) error {
 	b := &memBatch{set: map[string][]byte{}, del: map[string]bool{}}
-	if err := fn(b); err != nil {
+	var w Writer = b
+	if s.noRange {
+		w = plainBatch{b}
+	}
+	if err := fn(w); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -61,6 +79,13 @@ func (s *memStore) Write(fn func(Writer) error) error {
 	s.writes++
 	if s.failAt > 0 && s.writes == s.failAt {
 		return s.failErr
+	}
+	for _, r := range b.ranges {
+		for k := range s.m {
+			if k >= r[0] && k < r[1] {
+				delete(s.m, k)
+			}
+		}
 	}
 	for k := range b.del {
 		delete(s.m, k)

@@ -52,6 +52,14 @@ type Writer interface {
 	Delete(key []byte) error
 }
 
+// RangeDeleter is implemented by a Writer that can delete the keys in
+// [start, end) in one operation (storage.Store's, on pebble). A checkpoint
+// trims the journal with it when the Writer has it and it does not return
+// an error wrapping errors.ErrUnsupported; otherwise key by key.
+type RangeDeleter interface {
+	DeleteRange(start, end []byte) error
+}
+
 var (
 	// ErrNotFound is what Store.Get returns (possibly wrapped) for an
 	// absent key.
@@ -1187,6 +1195,27 @@ func (f *Frontier) Checkpoint(ctx context.Context, capture func(generation uint6
 	f.commitMu.Unlock()
 	if err != nil {
 		err = fmt.Errorf("frontier: checkpoint %d: %w", gen, err)
+		f.fail(err)
+		return err
+	}
+	// One range tombstone where the store can: deleting the journal key
+	// by key wrote batches of thousands of deletions whose tombstones
+	// filled memtables faster than pebble flushed them, and every
+	// frontier update waited behind the flushes: 28-99 updates over 50 ms
+	// just after checkpoints, none without the trim (issue 15 §2,
+	// docs/BENCHMARKS.md).
+	err = f.opts.Store.Write(func(w Writer) error {
+		rd, ok := w.(RangeDeleter)
+		if !ok {
+			return errors.ErrUnsupported
+		}
+		return rd.DeleteRange(journalKey(0), journalKey(upto))
+	})
+	switch {
+	case err == nil:
+		return nil
+	case !errors.Is(err, errors.ErrUnsupported):
+		err = fmt.Errorf("frontier: checkpoint %d: trim journal: %w", gen, err)
 		f.fail(err)
 		return err
 	}

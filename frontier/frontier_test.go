@@ -610,7 +610,16 @@ func TestResumeAfterCrash(t *testing.T) {
 }
 
 func TestCheckpointTrimsJournal(t *testing.T) {
+	t.Run("range", func(t *testing.T) { testCheckpointTrimsJournal(t, false) })
+	t.Run("key by key", func(t *testing.T) { testCheckpointTrimsJournal(t, true) })
+}
+
+// testCheckpointTrimsJournal: a checkpoint deletes the journal its copy
+// covers, with one range deletion where the store's Writer has one, else
+// key by key.
+func testCheckpointTrimsJournal(t *testing.T, noRange bool) {
 	store := newMemStore()
+	store.noRange = noRange
 	f := openTest(t, Options{Store: store})
 	if _, err := f.AddSeeds(context.Background(), []string{"http://a.test/1", "http://a.test/2"}); err != nil {
 		t.Fatal(err)

@@ -95,6 +95,9 @@ type pebbleWriter struct{ b *pebble.Batch }
 func (w pebbleWriter) Set(key, value []byte) error { return w.b.Set(key, value, nil) }
 func (w pebbleWriter) Delete(key []byte) error     { return w.b.Delete(key, nil) }
 
+// DeleteRange deletes the keys in [start, end) with one range tombstone.
+func (w pebbleWriter) DeleteRange(start, end []byte) error { return w.b.DeleteRange(start, end, nil) }
+
 func (e *pebbleEngine) write(fn func(Writer) error) error {
 	b := e.db.NewBatch()
 	defer b.Close()

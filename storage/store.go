@@ -305,6 +305,23 @@ type prefixWriter struct{ w Writer }
 func (p prefixWriter) Set(key, value []byte) error { return p.w.Set(userKey(key), value) }
 func (p prefixWriter) Delete(key []byte) error     { return p.w.Delete(userKey(key)) }
 
+// RangeDeleter is implemented by the Writer a Store's Write passes when
+// its engine can delete a key range in one operation (pebble's range
+// tombstone: constant work however many keys the range holds).
+type RangeDeleter interface {
+	DeleteRange(start, end []byte) error
+}
+
+// DeleteRange deletes the keys in [start, end); errors.ErrUnsupported if
+// the engine cannot, in which case the caller deletes key by key.
+func (p prefixWriter) DeleteRange(start, end []byte) error {
+	rd, ok := p.w.(RangeDeleter)
+	if !ok {
+		return fmt.Errorf("storage: %w: range deletion", errors.ErrUnsupported)
+	}
+	return rd.DeleteRange(userKey(start), userKey(end))
+}
+
 // isEmptyDir reports whether dir is absent or has no entries.
 func isEmptyDir(dir string) (bool, error) {
 	f, err := os.Open(dir)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -505,4 +506,54 @@ func FuzzParseFormat(f *testing.F) {
 			t.Fatalf("parseFormat(%q) = %v: not a store sentinel", v, err)
 		}
 	})
+}
+
+// DeleteRange deletes exactly the keys in [start, end) where the engine
+// can (pebble), and says errors.ErrUnsupported where it cannot (bbolt),
+// changing nothing.
+func TestStoreDeleteRange(t *testing.T) {
+	for _, e := range engines {
+		t.Run(e.name, func(t *testing.T) {
+			s := openTestStore(t, filepath.Join(t.TempDir(), "state"), e.open)
+			defer s.Close()
+			keys := []string{"a1", "a2", "a3", "a4", "a5", "b1"}
+			if err := s.Write(func(w Writer) error {
+				for _, k := range keys {
+					if err := w.Set([]byte(k), []byte("v")); err != nil {
+						return err
+					}
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			err := s.Write(func(w Writer) error {
+				rd, ok := w.(RangeDeleter)
+				if !ok {
+					t.Fatal("Store's Writer has no DeleteRange")
+				}
+				return rd.DeleteRange([]byte("a2"), []byte("a4"))
+			})
+			want := []string{"a1", "a4", "a5", "b1"}
+			if e.name == "bbolt" {
+				if !errors.Is(err, errors.ErrUnsupported) {
+					t.Fatalf("bbolt DeleteRange: %v, want errors.ErrUnsupported", err)
+				}
+				want = keys
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			if err := s.Ascend(nil, nil, func(k, _ []byte) bool {
+				got = append(got, string(k))
+				return true
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("keys %q, want %q", got, want)
+			}
+			checkStore(t, s)
+		})
+	}
 }
