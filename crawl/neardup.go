@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/url"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/zeebo/xxh3"
@@ -36,6 +37,12 @@ type nearDups struct {
 	set   *neardup.Set   // local mode
 	store frontier.Store // local mode: the URL of every indexed page
 	path  string         // local mode: the snapshot
+
+	// pending holds the URLs of indexed pages not yet written to store,
+	// written together every nearDupURLBatch pages and before every
+	// snapshot (local mode).
+	mu      sync.Mutex
+	pending map[uint64]string
 
 	shared *redisNearDups // Redis mode
 }
@@ -103,9 +110,13 @@ func (c *Crawler) saveNearDups() error {
 	}
 	// The snapshot holds the lock only to note the index's length, and
 	// is written from the index's memory: no copy of a 300 MB index at a
-	// million pages, no check waiting for the disk.
+	// million pages, no check waiting for the disk. The URLs of the pages
+	// it holds are written first.
 	snap, err := nd.set.Snapshot()
 	if err != nil {
+		return err
+	}
+	if err := nd.flush(); err != nil {
 		return err
 	}
 	return storage.WriteFileAtomic(nd.path, func(w io.Writer) error {
@@ -184,15 +195,74 @@ func (c *Crawler) checkNearDuplicate(ctx context.Context, res *fetch.Result, shi
 	return nearDup{}, nil
 }
 
+// nearDupURLBatch is how many pages' URLs are written to the store in one
+// batch: a store write per page was 0.11 s of the check's 0.40 s on the
+// real-site crawl (docs/BENCHMARKS.md, issue 14's check cost).
+const nearDupURLBatch = 256
+
+// remember keeps the URL of a page about to be indexed. The URLs reach the
+// store in batches, and all of them before the index's snapshot is
+// written, so that every page of a snapshot has its URL in the store: a
+// crash loses the URLs of pages indexed since the last snapshot, whose
+// index entries it loses too.
 func (nd *nearDups) remember(id uint64, u string) error {
-	key := binary.BigEndian.AppendUint64([]byte(nearDupURLPrefix), id)
-	if err := nd.store.Write(func(w frontier.Writer) error { return w.Set(key, []byte(u)) }); err != nil {
+	nd.mu.Lock()
+	if nd.pending == nil {
+		nd.pending = make(map[uint64]string, nearDupURLBatch)
+	}
+	nd.pending[id] = u
+	full := len(nd.pending) >= nearDupURLBatch
+	nd.mu.Unlock()
+	if full {
+		return nd.flush()
+	}
+	return nil
+}
+
+// flush writes the pending URLs to the store in one batch. They stay
+// pending (and found by url) until the write has succeeded.
+func (nd *nearDups) flush() error {
+	nd.mu.Lock()
+	batch := nd.pending
+	nd.pending = nil
+	nd.mu.Unlock()
+	if len(batch) == 0 {
+		return nil
+	}
+	err := nd.store.Write(func(w frontier.Writer) error {
+		for id, u := range batch {
+			if err := w.Set(binary.BigEndian.AppendUint64([]byte(nearDupURLPrefix), id), []byte(u)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		// Keep them for the next flush, behind any newer URL of the
+		// same id.
+		nd.mu.Lock()
+		if nd.pending == nil {
+			nd.pending = batch
+		} else {
+			for id, u := range batch {
+				if _, ok := nd.pending[id]; !ok {
+					nd.pending[id] = u
+				}
+			}
+		}
+		nd.mu.Unlock()
 		return fmt.Errorf("crawl: near-duplicate index: %w", err)
 	}
 	return nil
 }
 
 func (nd *nearDups) url(id uint64) (string, error) {
+	nd.mu.Lock()
+	u, ok := nd.pending[id]
+	nd.mu.Unlock()
+	if ok {
+		return u, nil
+	}
 	v, err := nd.store.Get(binary.BigEndian.AppendUint64([]byte(nearDupURLPrefix), id))
 	if err != nil {
 		return "", fmt.Errorf("crawl: near-duplicate index: page %x: %w", id, err)

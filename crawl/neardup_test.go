@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -14,8 +15,10 @@ import (
 
 	"github.com/zeebo/xxh3"
 
+	"github.com/layercrawl/layercrawl/frontier"
 	"github.com/layercrawl/layercrawl/internal/mutate"
 	"github.com/layercrawl/layercrawl/neardup"
+	"github.com/layercrawl/layercrawl/storage"
 )
 
 // calendarSite serves / linking to /day/1 and /other; /day/N is the same
@@ -192,5 +195,47 @@ func TestNearDuplicatesResumeSliced(t *testing.T) {
 	}
 	if _, ok := idx.(*neardup.Sliced); !ok || idx.Len() < 2 {
 		t.Errorf("after the resume the snapshot holds a %T of %d pages, want the Sliced index grown", idx, idx.Len())
+	}
+}
+
+// The pages' URLs reach the store in batches, are found while pending,
+// and are all in the store after a flush (which every snapshot does
+// first).
+func TestNearDupURLsBatched(t *testing.T) {
+	st, err := storage.Open(t.TempDir(), storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	nd := &nearDups{store: StoreAdapter{st}}
+	const n = nearDupURLBatch + 44
+	stored := func() int {
+		c := 0
+		if err := st.Ascend([]byte(nearDupURLPrefix), []byte(nearDupURLPrefix+"\xff"), func(_, _ []byte) bool { c++; return true }); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	for i := range n {
+		if err := nd.remember(uint64(i), fmt.Sprintf("http://a.test/%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := stored(); got != nearDupURLBatch {
+		t.Errorf("%d URLs in the store after %d pages, want one batch of %d", got, n, nearDupURLBatch)
+	}
+	for i := range n {
+		if u, err := nd.url(uint64(i)); err != nil || u != fmt.Sprintf("http://a.test/%d", i) {
+			t.Fatalf("url(%d) = %q, %v", i, u, err)
+		}
+	}
+	if err := nd.flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got := stored(); got != n {
+		t.Errorf("%d URLs in the store after a flush, want %d", got, n)
+	}
+	if _, err := nd.url(n + 1); !errors.Is(err, frontier.ErrNotFound) {
+		t.Errorf("url of an unknown page: %v, want frontier.ErrNotFound", err)
 	}
 }
