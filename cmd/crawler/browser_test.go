@@ -82,6 +82,15 @@ func TestStatusPageInBrowser(t *testing.T) {
 	bin := chromium(t)
 	m := startMonitoredCrawl(t, 4000, "100ms") // over 2 min of crawling: still running at the second load
 	url := "http://" + m.addr + "/"
+	// The page must have fetches to render: the status server refreshes
+	// its document once a second, and a warm Chromium can load the page
+	// before the crawl's first fetch is in it.
+	for deadline := time.Now().Add(10 * time.Second); m.status(t).Totals.Fetched == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the crawl fetched nothing in 10 s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	var last int
 	for round := range 2 {
 		before := m.status(t).Totals.Fetched

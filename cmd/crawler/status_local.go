@@ -89,8 +89,13 @@ func localStatus(ctx context.Context, w io.Writer, addr string, asJSON bool) err
 	}
 	fmt.Fprintf(w, "discovered new %d, duplicates %d\n", t.New, t.Duplicates)
 	f := st.Filter
-	fmt.Fprintf(w, "duplicate filter: %.2f%% full, estimated false-positive rate %.3g (target %g at %d URLs)\n",
-		100*f.Fill, f.FalsePositiveRate, f.Target, f.ExpectedURLs)
+	if f.Generations > 0 {
+		fmt.Fprintf(w, "duplicate filter: %d generations sized for %d URLs, the newest %.2f%% full, estimated false-positive rate %.3g (target %g)\n",
+			f.Generations, f.Capacity, 100*f.Fill, f.FalsePositiveRate, f.Target)
+	} else {
+		fmt.Fprintf(w, "duplicate filter: %.2f%% full, estimated false-positive rate %.3g (target %g at %d URLs)\n",
+			100*f.Fill, f.FalsePositiveRate, f.Target, f.ExpectedURLs)
+	}
 	if len(st.Errors) > 0 {
 		fmt.Fprintf(w, "errors by kind: %s\n", countList(st.Errors))
 	}
