@@ -127,6 +127,50 @@ type seenReq struct {
 // shard in one key, one after the other (see layerOffsets).
 const seenLayout = "v2"
 
+// luaSetProbes is the Lua both seen-set scripts send their probes with: it
+// declares q and pos (the next probe, and where its offset's digits start)
+// and set(c), which sends the next c probes as BITFIELD SET u1 operations,
+// seven per call, and passes each call's old bits to fold(r, count). The
+// script defines call, byte, sub, bits, lens, offs and fold before it.
+const luaSetProbes = `
+local q, pos = 1, 1
+local function set(c)
+  -- Locals, not the upvalues q and pos, in the loop (registers are
+  -- cheaper); written back at the end.
+  local i, at = q, pos
+  local stop = i + c
+  while i + 7 <= stop do
+    local l1, l2, l3, l4, l5, l6, l7 = byte(lens, i, i + 6)
+    local p1 = at + l1
+    local p2 = p1 + l2
+    local p3 = p2 + l3
+    local p4 = p3 + l4
+    local p5 = p4 + l5
+    local p6 = p5 + l6
+    local p7 = p6 + l7
+    fold(call('BITFIELD', bits,
+      'SET', 'u1', sub(offs, at, p1 - 1), '1', 'SET', 'u1', sub(offs, p1, p2 - 1), '1',
+      'SET', 'u1', sub(offs, p2, p3 - 1), '1', 'SET', 'u1', sub(offs, p3, p4 - 1), '1',
+      'SET', 'u1', sub(offs, p4, p5 - 1), '1', 'SET', 'u1', sub(offs, p5, p6 - 1), '1',
+      'SET', 'u1', sub(offs, p6, p7 - 1), '1'), 7)
+    at = p7
+    i = i + 7
+  end
+  if i < stop then
+    local a, k = {}, 0
+    while i < stop do
+      local l = byte(lens, i)
+      a[k + 1] = 'SET'; a[k + 2] = 'u1'; a[k + 3] = sub(offs, at, at + l - 1); a[k + 4] = '1'
+      k = k + 4
+      at = at + l
+      i = i + 1
+    end
+    fold(call('BITFIELD', bits, unpack(a, 1, k)), k / 4)
+  end
+  q, pos = i, at
+end
+`
+
 // seenScript checks and inserts a batch of keys of one shard atomically.
 //
 // KEYS: marker, result, the shard's bitmap.
@@ -181,35 +225,7 @@ local function fold(r, c)
     left = left - 1
   end
 end
-local pos, q = 1, 1
-while q <= n - 6 do
-  local l1, l2, l3, l4, l5, l6, l7 = byte(lens, q, q + 6)
-  local p1 = pos + l1
-  local p2 = p1 + l2
-  local p3 = p2 + l3
-  local p4 = p3 + l4
-  local p5 = p4 + l5
-  local p6 = p5 + l6
-  local p7 = p6 + l7
-  fold(call('BITFIELD', bits,
-    'SET', 'u1', sub(offs, pos, p1 - 1), '1', 'SET', 'u1', sub(offs, p1, p2 - 1), '1',
-    'SET', 'u1', sub(offs, p2, p3 - 1), '1', 'SET', 'u1', sub(offs, p3, p4 - 1), '1',
-    'SET', 'u1', sub(offs, p4, p5 - 1), '1', 'SET', 'u1', sub(offs, p5, p6 - 1), '1',
-    'SET', 'u1', sub(offs, p6, p7 - 1), '1'), 7)
-  pos = p7
-  q = q + 7
-end
-if q <= n then
-  local a, k = {}, 0
-  while q <= n do
-    local l = byte(lens, q)
-    a[k + 1] = 'SET'; a[k + 2] = 'u1'; a[k + 3] = sub(offs, pos, pos + l - 1); a[k + 4] = '1'
-    k = k + 4
-    pos = pos + l
-    q = q + 1
-  end
-  fold(call('BITFIELD', bits, unpack(a, 1, k)), k / 4)
-end
+` + luaSetProbes + `set(n)
 if left ~= 0 or pos ~= #offs + 1 then return redis.error_reply('LCARGS seen-set call: probe counts and offsets do not add up') end
 if j > 0 then out[j] = ans end
 for i = j + 1, m do

@@ -410,41 +410,7 @@ local function fold(r, c)
     end
   end
 end
--- set sends the next c probes, as seenScript does (BITFIELD SET u1, seven
--- per call), and folds their old values into the keys' answers.
-local q, pos = 1, 1
-local function set(c)
-  local stop = q + c
-  while q + 7 <= stop do
-    local l1, l2, l3, l4, l5, l6, l7 = byte(lens, q, q + 6)
-    local p1 = pos + l1
-    local p2 = p1 + l2
-    local p3 = p2 + l3
-    local p4 = p3 + l4
-    local p5 = p4 + l5
-    local p6 = p5 + l6
-    local p7 = p6 + l7
-    fold(call('BITFIELD', bits,
-      'SET', 'u1', sub(offs, pos, p1 - 1), '1', 'SET', 'u1', sub(offs, p1, p2 - 1), '1',
-      'SET', 'u1', sub(offs, p2, p3 - 1), '1', 'SET', 'u1', sub(offs, p3, p4 - 1), '1',
-      'SET', 'u1', sub(offs, p4, p5 - 1), '1', 'SET', 'u1', sub(offs, p5, p6 - 1), '1',
-      'SET', 'u1', sub(offs, p6, p7 - 1), '1'), 7)
-    pos = p7
-    q = q + 7
-  end
-  if q < stop then
-    local a, k = {}, 0
-    while q < stop do
-      local l = byte(lens, q)
-      a[k + 1] = 'SET'; a[k + 2] = 'u1'; a[k + 3] = sub(offs, pos, pos + l - 1); a[k + 4] = '1'
-      k = k + 4
-      pos = pos + l
-      q = q + 1
-    end
-    fold(call('BITFIELD', bits, unpack(a, 1, k)), k / 4)
-  end
-end
--- The keys go in chunks of at most capacity-n (all of them while the
+` + luaSetProbes + `-- The keys go in chunks of at most capacity-n (all of them while the
 -- newest may not grow), so that the count can reach the capacity only at
 -- a chunk's last key.
 local at, grew = g, false
