@@ -68,9 +68,9 @@ type ScalableOptions struct {
 	Layers int
 }
 
-// maxGenerations bounds the generations (capacities grow geometrically, so
-// this is never reached by a real crawl; it stops runaway growth).
-const maxGenerations = 48
+// MaxGenerations bounds a scalable filter's generations: capacities grow
+// geometrically, so a real crawl never reaches it; it stops runaway growth.
+const MaxGenerations = 48
 
 // NewScalable returns an empty scalable filter; invalid options give an
 // error wrapping ErrInvalidOptions.
@@ -125,15 +125,11 @@ func (o ScalableOptions) Generation(i int) (Options, error) {
 	if err := o.ensure(); err != nil {
 		return Options{}, err
 	}
-	if i < 0 || i >= maxGenerations {
-		return Options{}, fmt.Errorf("%w: generation %d not in [0, %d)", ErrInvalidOptions, i, maxGenerations)
+	if i < 0 || i >= MaxGenerations {
+		return Options{}, fmt.Errorf("%w: generation %d not in [0, %d)", ErrInvalidOptions, i, MaxGenerations)
 	}
 	return o.generationOptions(i), nil
 }
-
-// MaxGenerations bounds a scalable filter's generations: capacities grow
-// geometrically, so a real crawl never reaches it; it stops runaway growth.
-const MaxGenerations = maxGenerations
 
 // generationOptions returns the options of generation i.
 func (o *ScalableOptions) generationOptions(i int) Options {
@@ -147,8 +143,8 @@ func (o *ScalableOptions) generationOptions(i int) Options {
 
 // grow adds a generation. The caller holds mu exclusively (or owns s).
 func (s *Scalable) grow() error {
-	if len(s.gens) == maxGenerations {
-		return fmt.Errorf("%w: %d generations", ErrInvalidOptions, maxGenerations)
+	if len(s.gens) == MaxGenerations {
+		return fmt.Errorf("%w: %d generations", ErrInvalidOptions, MaxGenerations)
 	}
 	go1 := s.o.generationOptions(len(s.gens))
 	f, err := NewConcurrent(go1)
@@ -162,7 +158,7 @@ func (s *Scalable) grow() error {
 }
 
 // growIfDue adds a generation if the newest has taken its keys. A failed
-// growth (only at maxGenerations) keeps inserting into the newest. The
+// growth (only at MaxGenerations) keeps inserting into the newest. The
 // caller holds mu exclusively.
 func (s *Scalable) growIfDue() {
 	if s.left.Load() > 0 {

@@ -159,7 +159,7 @@ func (s *Scalable) ReadFrom(r io.Reader) (int64, error) {
 	if err := o.ensure(); err != nil || o.Growth > 1<<16 {
 		return cr.n, bad("options %+v: %v", o, err)
 	}
-	if gens < 1 || gens > maxGenerations {
+	if gens < 1 || gens > MaxGenerations {
 		return cr.n, bad("%d generations", gens)
 	}
 	// Each generation must have the geometry the options give it; it is
