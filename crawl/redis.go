@@ -21,7 +21,7 @@ type redisMode struct {
 	seen   *redisfrontier.Seen
 	front  *redisfrontier.Frontier
 
-	mu      sync.Mutex // protects shared, fill, workers, err and at, and front's setting
+	mu      sync.Mutex // protects shared, fill, growth, workers, err and at, and front's setting
 	shared  redisfrontier.Stats
 	fill    []float64
 	growth  *redisfrontier.GrowthStats // nil for a fixed filter

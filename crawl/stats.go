@@ -200,6 +200,7 @@ func (c *Crawler) Stats() Stats {
 		s.Admission = rfront.WorkerStats()
 		r.mu.Lock()
 		rs := &RedisStats{Stats: r.shared, Fill: append([]float64(nil), r.fill...), Workers: append([]redisfrontier.WorkerInfo(nil), r.workers...), At: r.at, Err: r.err}
+		growth := r.growth // replaced whole by each refresh, never changed
 		r.mu.Unlock()
 		s.Redis = rs
 		s.Pages, s.Errors, s.Queued, s.Hosts, s.InFlight = rs.Pages, rs.Errors, rs.Queued, int(rs.Hosts), int(rs.Leased)
@@ -209,8 +210,7 @@ func (c *Crawler) Stats() Stats {
 		if n := len(rs.Fill); n > 0 {
 			s.Filter.Fill = rs.Fill[n-1]
 		}
-		r.mu.Lock()
-		if g := r.growth; g != nil {
+		if g := growth; g != nil {
 			s.Filter.Capacity = 0
 			for i, n := range g.Capacity {
 				s.Filter.Capacity += n
@@ -222,7 +222,6 @@ func (c *Crawler) Stats() Stats {
 				s.Filter.Bytes += b / 8
 			}
 		}
-		r.mu.Unlock()
 	}
 	return s
 }

@@ -1056,7 +1056,9 @@ func (f *Frontier) applyLocked(ops []*op, st state) {
 	}
 }
 
-// capture runs fn with inserts stopped and all earlier ones durable.
+// capture notes the journal's next number, runs fn (the copy of the
+// seen-set) beside inserts, then waits until every batch in progress at the
+// copy is committed.
 func (f *Frontier) capture(ctx context.Context, fn func(uint64) (func(context.Context) error, error)) (gen, upto uint64, persist func(context.Context) error, err error) {
 	// Every batch numbered below upto was committed, its inserts made,
 	// before the copy starts: the copy holds them, and the journal up to
