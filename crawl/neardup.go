@@ -40,9 +40,12 @@ type nearDups struct {
 
 	// pending holds the URLs of indexed pages not yet written to store,
 	// written together every nearDupURLBatch pages and before every
-	// snapshot (local mode).
-	mu      sync.Mutex
+	// snapshot (local mode); writing, those of the batch being written.
+	// Both are read by url, so a URL is found at every moment.
+	flushMu sync.Mutex // one flush at a time
+	mu      sync.Mutex // protects pending and writing
 	pending map[uint64]string
+	writing map[uint64]string
 
 	shared *redisNearDups // Redis mode
 }
@@ -219,12 +222,14 @@ func (nd *nearDups) remember(id uint64, u string) error {
 	return nil
 }
 
-// flush writes the pending URLs to the store in one batch. They stay
-// pending (and found by url) until the write has succeeded.
+// flush writes the pending URLs to the store in one batch. They are found
+// by url while they are written, and pending again if the write fails.
 func (nd *nearDups) flush() error {
+	nd.flushMu.Lock()
+	defer nd.flushMu.Unlock()
 	nd.mu.Lock()
 	batch := nd.pending
-	nd.pending = nil
+	nd.pending, nd.writing = nil, batch
 	nd.mu.Unlock()
 	if len(batch) == 0 {
 		return nil
@@ -237,10 +242,11 @@ func (nd *nearDups) flush() error {
 		}
 		return nil
 	})
+	nd.mu.Lock()
+	nd.writing = nil
 	if err != nil {
 		// Keep them for the next flush, behind any newer URL of the
 		// same id.
-		nd.mu.Lock()
 		if nd.pending == nil {
 			nd.pending = batch
 		} else {
@@ -250,7 +256,9 @@ func (nd *nearDups) flush() error {
 				}
 			}
 		}
-		nd.mu.Unlock()
+	}
+	nd.mu.Unlock()
+	if err != nil {
 		return fmt.Errorf("crawl: near-duplicate index: %w", err)
 	}
 	return nil
@@ -259,6 +267,9 @@ func (nd *nearDups) flush() error {
 func (nd *nearDups) url(id uint64) (string, error) {
 	nd.mu.Lock()
 	u, ok := nd.pending[id]
+	if !ok {
+		u, ok = nd.writing[id]
+	}
 	nd.mu.Unlock()
 	if ok {
 		return u, nil

@@ -207,7 +207,17 @@ func TestNearDupURLsBatched(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	nd := &nearDups{store: StoreAdapter{st}}
+	// During each batch's write, its URLs are still found.
+	hooked := &hookStore{Store: StoreAdapter{st}}
+	nd := &nearDups{store: hooked}
+	var duringWrite []string
+	hooked.before = func() {
+		u, err := nd.url(0)
+		duringWrite = append(duringWrite, u)
+		if err != nil {
+			t.Errorf("url of a page whose batch is being written: %v", err)
+		}
+	}
 	const n = nearDupURLBatch + 44
 	stored := func() int {
 		c := 0
@@ -235,7 +245,21 @@ func TestNearDupURLsBatched(t *testing.T) {
 	if got := stored(); got != n {
 		t.Errorf("%d URLs in the store after a flush, want %d", got, n)
 	}
+	if len(duringWrite) != 2 || duringWrite[0] != "http://a.test/0" {
+		t.Errorf("url(0) during the two writes: %q", duringWrite)
+	}
 	if _, err := nd.url(n + 1); !errors.Is(err, frontier.ErrNotFound) {
 		t.Errorf("url of an unknown page: %v, want frontier.ErrNotFound", err)
 	}
+}
+
+// hookStore calls before at the start of every Write.
+type hookStore struct {
+	frontier.Store
+	before func()
+}
+
+func (h *hookStore) Write(fn func(frontier.Writer) error) error {
+	h.before()
+	return h.Store.Write(fn)
 }
