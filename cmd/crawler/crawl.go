@@ -325,10 +325,13 @@ func printSummary(w io.Writer, cr *crawl.Crawler, interrupted bool) {
 	if r := s.Redis; r != nil {
 		fmt.Fprintf(w, "  shared            %d entries handed out, %d completed; %d hosts in flight; %d entries of expired leases re-queued, %d staged completions finished\n",
 			r.Served, r.Done, r.Leased, r.Requeued, r.Reclaimed)
-		fmt.Fprintf(w, "  duplicate filter  integrity layer %.2f%% full (sized for %d URLs at FP %g)\n", 100*s.Filter.Fill, o.ExpectedURLs, o.FalsePositiveRate)
-	} else if f := s.Filter; f.Generations > 0 {
+	}
+	// A growing filter, local or in Redis, says how it grew.
+	if f := s.Filter; f.Generations > 0 {
 		fmt.Fprintf(w, "  duplicate filter  %.0f URLs in %d generations sized for %d, %d bytes; estimated false-positive rate %.3g (target %g)\n",
 			f.EstimatedURLs, f.Generations, f.Capacity, f.Bytes, f.FalsePositiveRate, f.Target)
+	} else if s.Redis != nil {
+		fmt.Fprintf(w, "  duplicate filter  integrity layer %.2f%% full (sized for %d URLs at FP %g)\n", 100*f.Fill, o.ExpectedURLs, o.FalsePositiveRate)
 	} else if f.ExpectedURLs > 0 {
 		fmt.Fprintf(w, "  duplicate filter  %.0f URLs, estimated false-positive rate %.3g (target %g at %d URLs, fixed size)\n",
 			f.EstimatedURLs, f.FalsePositiveRate, f.Target, f.ExpectedURLs)

@@ -57,6 +57,10 @@ func TestCrawlRedisWorkers(t *testing.T) {
 		if !strings.Contains(outs[i].String(), "trap limits ") {
 			t.Errorf("worker %d: no trap limits line in the summary:\n%s", i, outs[i])
 		}
+		// The shared filter grows by default: the summary says how.
+		if !strings.Contains(outs[i].String(), "generations sized for") {
+			t.Errorf("worker %d: no growing filter line in the summary:\n%s", i, outs[i])
+		}
 	}
 
 	logs, err := filepath.Glob(filepath.Join(out, "crawl-*.log.jsonl"))
