@@ -49,6 +49,11 @@ type seenGrowth struct {
 	sig   string               // fingerprint of every generation's geometry
 	// shards[sh] is what this worker knows of shard sh's generations.
 	shards []*shardGens
+	// oldCounts memoizes the set bits per layer of old generations,
+	// keyed by shard and generation, for Growth: they never change, so
+	// each is counted in Redis once, not at every status read.
+	countsMu  sync.Mutex
+	oldCounts map[[2]int][]int64
 }
 
 // genGeom is the geometry of one generation in one shard.
@@ -784,7 +789,8 @@ type GrowthStats struct {
 	Capacity, Keys, Bits []uint64
 	// Fill holds, per generation and per layer (the integrity layer
 	// last), the fraction of bits set over the shards that have it
-	// (BITCOUNT: O(size), meant for status displays).
+	// (BITCOUNT: O(size), meant for status displays; an old generation,
+	// which never changes, is counted once per Seen and remembered).
 	Fill [][]float64
 	// FalsePositiveRate estimates the compound rate for a new key now:
 	// per shard 1 - Π(1 - f_i) over its generations, f_i the integrity
@@ -881,18 +887,54 @@ func (s *Seen) Growth(ctx context.Context) (GrowthStats, error) {
 	for _, g := range gs {
 		top = max(top, g)
 	}
+	// counts[sh][i]: the set bits per layer of shard sh's generation i,
+	// memoized for the old generations, counted (BITCOUNT) for the rest.
+	counts := make([][][]int64, len(gs))
+	gr := s.grow
+	gr.countsMu.Lock()
+	for sh, g := range gs {
+		counts[sh] = make([][]int64, g)
+		for i := 0; i < g-1; i++ {
+			counts[sh][i] = gr.oldCounts[[2]int{sh, i}]
+		}
+	}
+	gr.countsMu.Unlock()
 	var cmds []*redis.IntCmd
 	err = s.pipelineRetry(ctx, func(ctx context.Context, p redis.Pipeliner) {
 		cmds = cmds[:0]
 		for sh, g := range gs {
 			for i := 0; i < g; i++ {
-				cmds = s.bitCounts(ctx, p, sh, i, cmds)
+				if counts[sh][i] == nil {
+					cmds = s.bitCounts(ctx, p, sh, i, cmds)
+				}
 			}
 		}
 	})
 	if err != nil {
 		return GrowthStats{}, s.wrapErr(err)
 	}
+	c := 0
+	gr.countsMu.Lock()
+	for sh, g := range gs {
+		for i := 0; i < g; i++ {
+			if counts[sh][i] != nil {
+				continue
+			}
+			n := make([]int64, len(gr.gens[i].lay.LayerBits()))
+			for l := range n {
+				n[l] = cmds[c].Val()
+				c++
+			}
+			counts[sh][i] = n
+			if i < g-1 {
+				if gr.oldCounts == nil {
+					gr.oldCounts = map[[2]int][]int64{}
+				}
+				gr.oldCounts[[2]int{sh, i}] = n
+			}
+		}
+	}
+	gr.countsMu.Unlock()
 	L := s.lay.Layers()
 	st := GrowthStats{
 		Generations: gs, MaxGenerations: len(s.grow.gens),
@@ -904,7 +946,6 @@ func (s *Seen) Growth(ctx context.Context) (GrowthStats, error) {
 		size[i] = make([]float64, L+1)
 		st.Capacity[i] = s.grow.gens[i].cap * uint64(s.shards)
 	}
-	c := 0
 	var fp float64
 	for sh, g := range gs {
 		pass := 1.0
@@ -918,9 +959,8 @@ func (s *Seen) Growth(ctx context.Context) (GrowthStats, error) {
 			st.Bits[i] += geo.total
 			sizes := geo.lay.LayerBits()
 			for l, b := range sizes {
-				st.Fill[i][l] += float64(cmds[c].Val())
+				st.Fill[i][l] += float64(counts[sh][i][l])
 				size[i][l] += float64(b)
-				c++
 			}
 			pass *= 1 - mlbf.BlockedFalsePositiveRate(geo.lay.Hashes(), sizes[L], keys)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -747,5 +748,73 @@ func TestParseGenReplyNotString(t *testing.T) {
 		if _, err := parseGenReply(v, 1); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("parseGenReply(%v): error %v, want ErrCorrupt", v, err)
 		}
+	}
+}
+
+// Growth counts an old generation's bits in Redis once and remembers them
+// (old generations never change), counting only the newest ones again:
+// its figures equal a fresh worker's, and a bit set behind its back in an
+// old generation shows in a fresh worker's figures only.
+func TestSeenGrowthCountsOldGenerationsOnce(t *testing.T) {
+	ctx := context.Background()
+	c := testClient(t)
+	opts := SeenOptions{Growth: &growthAtomicity, Shards: 1}
+	s, err := OpenSeen(ctx, c, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Delete(ctx)
+	add := func(first, n int) {
+		keys := growthURLs(t, first, n)
+		if err := s.TestAndAddBatch(ctx, keys, make([]bool, len(keys))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fresh := func() GrowthStats {
+		t.Helper()
+		f, err := OpenSeen(ctx, c, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := f.Growth(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	add(0, 2000)
+	st, err := s.Growth(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Generations[0] < 3 {
+		t.Fatalf("%d generations, the test needs old ones", st.Generations[0])
+	}
+	add(2000, 300) // into the newest generation
+	again, err := s.Growth(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fresh(); !reflect.DeepEqual(again, want) {
+		t.Fatalf("after more keys: %+v, a fresh worker's %+v", again, want)
+	}
+	// Set a clear bit of the oldest generation directly in Redis.
+	key := s.genKey(0, 0)
+	pos, err := c.rdb.BitPos(ctx, key, 0).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.rdb.SetBit(ctx, key, pos, 1).Err(); err != nil {
+		t.Fatal(err)
+	}
+	memo, err := s.Growth(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(memo.Fill[0], again.Fill[0]) {
+		t.Errorf("the oldest generation was counted again: fill %v, then %v", again.Fill[0], memo.Fill[0])
+	}
+	if f := fresh(); reflect.DeepEqual(f.Fill[0], again.Fill[0]) {
+		t.Errorf("a fresh worker does not see the bit set behind the first one's back: the test shows nothing")
 	}
 }
