@@ -85,9 +85,10 @@ type Result struct {
 // use; create one per crawl and share it (it pools connections).
 type Fetcher struct {
 	opts         Options
-	transport    *http.Transport
-	pageClient   *http.Client // never follows redirects
-	robotsClient *http.Client // follows up to MaxRobotsRedirects
+	transport    *http.Transport // https://
+	plain        *h1Transport    // http://
+	pageClient   *http.Client    // never follows redirects
+	robotsClient *http.Client    // follows up to MaxRobotsRedirects
 }
 
 // New returns a Fetcher configured by a copy of opts, after EnsureDefaults
@@ -129,8 +130,17 @@ func New(opts Options) (*Fetcher, error) {
 	// records are then what went over the wire.
 	tr.Protocols = new(http.Protocols)
 	tr.Protocols.SetHTTP1(true)
-	f := &Fetcher{opts: opts, transport: tr}
-	rt := &roundTripper{next: tr}
+	plain := &h1Transport{
+		dial:            dialer.DialContext,
+		headerTimeout:   opts.ResponseHeaderTimeout,
+		maxHeaderBytes:  opts.MaxHeaderBytes,
+		maxConnsPerHost: opts.MaxConnsPerHost,
+		maxIdlePerHost:  tr.MaxIdleConnsPerHost,
+		maxIdle:         tr.MaxIdleConns,
+		idleTimeout:     tr.IdleConnTimeout,
+	}
+	f := &Fetcher{opts: opts, transport: tr, plain: plain}
+	rt := &roundTripper{next: tr, plain: plain}
 	f.pageClient = &http.Client{
 		Transport: rt,
 		CheckRedirect: func(*http.Request, []*http.Request) error {
@@ -154,7 +164,10 @@ func New(opts Options) (*Fetcher, error) {
 func (f *Fetcher) Options() Options { return f.opts }
 
 // Close closes idle connections. The Fetcher stays usable.
-func (f *Fetcher) Close() { f.transport.CloseIdleConnections() }
+func (f *Fetcher) Close() {
+	f.transport.CloseIdleConnections()
+	f.plain.CloseIdleConnections()
+}
 
 // Fetch downloads rawURL with GET, without following redirects, and
 // extracts the links of an HTML page: it is FetchBody followed by
@@ -331,19 +344,25 @@ func (x *exchange) result(rawURL string) *Result {
 	return res
 }
 
-// roundTripper sits between colly's http.Client and the http.Transport. It
+// roundTripper sits between colly's http.Client and the transports
+// (h1Transport for http://, http.Transport for https://). It
 // records the exchange (raw request head via httptrace, remote address,
 // timing) and reads the body itself: decoding gzip under the size cap,
 // marking truncation and keeping the raw bytes, then hands colly a body
 // already in memory.
 type roundTripper struct {
-	next http.RoundTripper
+	next  http.RoundTripper // https://
+	plain http.RoundTripper // http://
 }
 
 func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	next := rt.next
+	if req.URL.Scheme == "http" && rt.plain != nil {
+		next = rt.plain
+	}
 	x, _ := req.Context().Value(exchangeKey{}).(*exchange)
 	if x == nil {
-		return rt.next.RoundTrip(req)
+		return next.RoundTrip(req)
 	}
 	// A redirect followed for robots.txt is a new hop: forget the previous
 	// one, so that a hop that fails leaves no response behind it and the
@@ -351,7 +370,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	x.mu.Lock()
 	x.resp, x.respHead, x.body, x.trunc, x.bodyErr, x.rawReq = nil, nil, nil, "", nil, nil
 	x.mu.Unlock()
-	// The header hooks run on the transport's write goroutine, which a
+	// http.Transport runs the header hooks on its write goroutine, which a
 	// server answering before reading the request can leave running after
 	// RoundTrip returns; rawReq has its own lock for that reason.
 	var rawReq lockedBuffer
@@ -384,7 +403,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Header.Get("Accept-Encoding") == "" {
 		req.Header.Set("Accept-Encoding", "gzip")
 	}
-	resp, err := rt.next.RoundTrip(req)
+	resp, err := next.RoundTrip(req)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,291 @@
+package fetch
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// keepAliveServer answers every request on a connection with body, kept
+// alive, and counts the connections it accepted.
+func keepAliveServer(t *testing.T, body string) (string, *atomic.Int32) {
+	var conns atomic.Int32
+	u := rawServer(t, func(c net.Conn, br *bufio.Reader) {
+		conns.Add(1)
+		for readRequest(t, br) {
+			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+		}
+	})
+	return u, &conns
+}
+
+func TestH1ReusesConnections(t *testing.T) {
+	u, conns := keepAliveServer(t, "hello")
+	f := newTestFetcher(t, Options{})
+	for i := range 5 {
+		res, err := f.Fetch(context.Background(), fmt.Sprintf("%s/p%d", u, i))
+		if err != nil {
+			t.Fatalf("fetch %d: %v", i, err)
+		}
+		if string(res.Body) != "hello" {
+			t.Fatalf("fetch %d: body %q", i, res.Body)
+		}
+		want := fmt.Sprintf("GET /p%d HTTP/1.1\r\nHost: %s\r\nUser-Agent: %s\r\n", i, strings.TrimPrefix(u, "http://"), f.Options().UserAgent)
+		if !strings.HasPrefix(string(res.RawRequest), want) || !strings.HasSuffix(string(res.RawRequest), "\r\n\r\n") {
+			t.Errorf("fetch %d: RawRequest\n%q\ndoes not start with %q and end the head", i, res.RawRequest, want)
+		}
+		if !res.RemoteAddr.IsValid() || res.TTFB <= 0 {
+			t.Errorf("fetch %d: RemoteAddr %v, TTFB %v", i, res.RemoteAddr, res.TTFB)
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections for 5 sequential fetches, want 1", n)
+	}
+}
+
+// TestH1CutBodyClosesConnection: a body cut at MaxBodySize leaves the rest
+// unread on the connection, which must then not be reused (its next
+// "response" would be the rest of the body).
+func TestH1CutBodyClosesConnection(t *testing.T) {
+	u, conns := keepAliveServer(t, strings.Repeat("x", 10000))
+	f := newTestFetcher(t, Options{MaxBodySize: 100})
+	for i := range 3 {
+		res, err := f.Fetch(context.Background(), u+"/")
+		if err != nil {
+			t.Fatalf("fetch %d: %v", i, err)
+		}
+		if len(res.Body) != 100 || res.Truncated != TruncatedLength {
+			t.Fatalf("fetch %d: %d bytes, truncated %q", i, len(res.Body), res.Truncated)
+		}
+	}
+	if n := conns.Load(); n != 3 {
+		t.Errorf("%d connections for 3 cut bodies, want 3", n)
+	}
+}
+
+// TestH1HTTP10: an HTTP/1.0 response without a length is read to the
+// connection's close, and its connection is not kept.
+func TestH1HTTP10(t *testing.T) {
+	var conns atomic.Int32
+	u := rawServer(t, func(c net.Conn, br *bufio.Reader) {
+		conns.Add(1)
+		if readRequest(t, br) {
+			io.WriteString(c, "HTTP/1.0 200 OK\r\nContent-Type: text/html\r\n\r\n<a href=/x>x</a>")
+		}
+	})
+	f := newTestFetcher(t, Options{})
+	for i := range 2 {
+		res, err := f.Fetch(context.Background(), u+"/")
+		if err != nil {
+			t.Fatalf("fetch %d: %v", i, err)
+		}
+		if len(res.Links) != 1 || res.Proto != "HTTP/1.0" {
+			t.Fatalf("fetch %d: links %v, proto %q", i, res.Links, res.Proto)
+		}
+	}
+	if n := conns.Load(); n != 2 {
+		t.Errorf("%d connections, want 2", n)
+	}
+}
+
+func TestH1InformationalResponses(t *testing.T) {
+	u := rawServer(t, func(c net.Conn, br *bufio.Reader) {
+		if readRequest(t, br) {
+			io.WriteString(c, "HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n"+
+				"HTTP/1.1 100 Continue\r\n\r\n"+
+				"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+		}
+	})
+	f := newTestFetcher(t, Options{})
+	res, err := f.Fetch(context.Background(), u+"/")
+	if err != nil || res.Status != 200 || string(res.Body) != "ok" {
+		t.Fatalf("got %v, %v", res, err)
+	}
+	u = rawServer(t, func(c net.Conn, br *bufio.Reader) {
+		if readRequest(t, br) {
+			for {
+				if _, err := io.WriteString(c, "HTTP/1.1 103 Early Hints\r\n\r\n"); err != nil {
+					return
+				}
+			}
+		}
+	})
+	_, err = f.Fetch(context.Background(), u+"/")
+	wantKind(t, err, KindProtocol)
+}
+
+func TestH1HeaderTooLarge(t *testing.T) {
+	u := rawServer(t, func(c net.Conn, br *bufio.Reader) {
+		if readRequest(t, br) {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nX-Big: "+strings.Repeat("a", 64<<10)+"\r\nContent-Length: 2\r\n\r\nok")
+		}
+	})
+	f := newTestFetcher(t, Options{MaxHeaderBytes: 8 << 10})
+	_, err := f.Fetch(context.Background(), u+"/")
+	wantKind(t, err, KindProtocol)
+	if !strings.Contains(err.Error(), "exceeded 8192 bytes") {
+		t.Errorf("err = %v, want it to name the 8192-byte cap", err)
+	}
+	// Under the cap the same head is fine.
+	f = newTestFetcher(t, Options{MaxHeaderBytes: 128 << 10})
+	if res, err := f.Fetch(context.Background(), u+"/"); err != nil || string(res.Body) != "ok" {
+		t.Fatalf("under the cap: %v, %v", res, err)
+	}
+}
+
+func TestH1ConnsPerHost(t *testing.T) {
+	var open, most atomic.Int32
+	release := make(chan struct{})
+	u := rawServer(t, func(c net.Conn, br *bufio.Reader) {
+		n := open.Add(1)
+		defer open.Add(-1)
+		for {
+			m := most.Load()
+			if n <= m || most.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		for readRequest(t, br) {
+			<-release
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		}
+	})
+	f := newTestFetcher(t, Options{MaxConnsPerHost: 2})
+	var wg sync.WaitGroup
+	errs := make(chan error, 6)
+	for range 6 {
+		wg.Go(func() {
+			_, err := f.Fetch(context.Background(), u+"/")
+			errs <- err
+		})
+	}
+	// A waiter that gives up must not take a slot with it.
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	_, err := f.Fetch(ctx, u+"/")
+	cancel()
+	wantKind(t, err, KindTimeout)
+	close(release)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if m := most.Load(); m != 2 {
+		t.Errorf("at most %d connections open at once, want 2", m)
+	}
+	f.plain.mu.Lock()
+	defer f.plain.mu.Unlock()
+	if h := f.plain.hosts[strings.TrimPrefix(u, "http://")]; h == nil || h.open != len(h.idle) || len(h.waiters) != 0 {
+		t.Errorf("pool after the fetches: %+v, want only idle connections", h)
+	}
+}
+
+func TestH1IdleTimeout(t *testing.T) {
+	u, conns := keepAliveServer(t, "ok")
+	f := newTestFetcher(t, Options{})
+	f.plain.idleTimeout = 20 * time.Millisecond
+	for i := range 2 {
+		if _, err := f.Fetch(context.Background(), u+"/"); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			time.Sleep(40 * time.Millisecond)
+		}
+	}
+	if n := conns.Load(); n != 2 {
+		t.Errorf("%d connections, want 2: the idle one was past its timeout", n)
+	}
+	f.Close()
+	f.plain.mu.Lock()
+	defer f.plain.mu.Unlock()
+	if len(f.plain.hosts) != 0 || f.plain.nIdle != 0 {
+		t.Errorf("after Close: %d hosts, %d idle", len(f.plain.hosts), f.plain.nIdle)
+	}
+}
+
+// TestH1RequestHeadLikeNetHTTP: the head h1Transport writes is the one
+// http.Request.Write writes for the same GET.
+func TestH1RequestHeadLikeNetHTTP(t *testing.T) {
+	for _, h := range []http.Header{
+		{},
+		{"User-Agent": {"layercrawl/1 (+https://example.org)"}, "Accept": {"text/html"}},
+		{"User-Agent": {""}, "Accept-Encoding": {"gzip"}, "X-A": {" padded ", "second"}, "Cookie": {"a=b"}},
+	} {
+		req, err := http.NewRequest("GET", "http://example.org:8080/a%20b/c?q=1&r=%7C", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header = h
+		got, err := writeRequestHead(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want bytes.Buffer
+		if err := req.Write(&want); err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != want.String() {
+			t.Errorf("header %v:\n got %q\nwant %q", h, got, want.String())
+		}
+	}
+	for _, h := range []http.Header{{"X-Bad": {"a\r\nInjected: 1"}}, {"Bad Name": {"v"}}} {
+		req, _ := http.NewRequest("GET", "http://example.org/", nil)
+		req.Header = h
+		if _, err := writeRequestHead(req); err == nil {
+			t.Errorf("header %q: no error", h)
+		}
+	}
+}
+
+// BenchmarkTransport compares the two transports under Fetch, a page per
+// connection (the server closes each, as python's http.server does) and
+// kept alive, against a raw local server. cpu-ns/op is the whole
+// process's CPU (client and server) per fetch: the server's share is the
+// same for both, so the difference is the client's.
+func BenchmarkTransport(b *testing.B) {
+	page := benchPage()
+	for _, keep := range []bool{false, true} {
+		u := rawServer(b, func(c net.Conn, br *bufio.Reader) {
+			for readRequest(b, br) {
+				if !keep {
+					fmt.Fprintf(c, "HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\n%s", page)
+					return
+				}
+				fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n%s", len(page), page)
+			}
+		})
+		conn := "close"
+		if keep {
+			conn = "keep-alive"
+		}
+		for _, name := range []string{"net-http", "h1"} {
+			b.Run(conn+"/"+name, func(b *testing.B) {
+				f := newTestFetcher(b, Options{})
+				if name == "net-http" {
+					f.pageClient.Transport.(*roundTripper).plain = nil
+				}
+				b.ReportAllocs()
+				cpu0 := processCPU()
+				for b.Loop() {
+					if _, err := f.FetchBody(context.Background(), u+"/"); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if cpu0 >= 0 {
+					b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+				}
+			})
+		}
+	}
+}
