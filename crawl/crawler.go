@@ -55,6 +55,8 @@ type Crawler struct {
 	archive Archive
 	colly   *collyBridge // nil without Options.Collector
 	closers []func() error
+	// outlinks memoizes the metadata records' outlink resolution.
+	outlinks outlinkResolver
 
 	// Local mode.
 	store   frontier.Store
