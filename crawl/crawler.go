@@ -55,8 +55,6 @@ type Crawler struct {
 	archive Archive
 	colly   *collyBridge // nil without Options.Collector
 	closers []func() error
-	// outlinks memoizes the metadata records' outlink resolution.
-	outlinks outlinkResolver
 
 	// Local mode.
 	store   frontier.Store

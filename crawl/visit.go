@@ -224,7 +224,7 @@ func (c *Crawler) record(ctx context.Context, ent frontier.Entry, res *fetch.Res
 			c.readSitemap(ent, res, out, &le)
 		}
 		ex := exchange(res)
-		ex.Metadata = pageMetadata(ent, res, &c.outlinks)
+		ex.Metadata = pageMetadata(ent, res)
 		ref, err := c.archiveResponse(ctx, ex, res, &le)
 		if err != nil {
 			return err
