@@ -31,7 +31,8 @@ import (
 //
 // It keeps what the crawler relied on http.Transport for: idle connections
 // kept for reuse where the server allows (at most maxIdlePerHost per
-// host:port and maxIdle in all, closed after idleTimeout), MaxConnsPerHost
+// host:port and maxIdle in all, closed after idleTimeout or when something
+// arrived on them while idle), MaxConnsPerHost
 // connections per host:port (idle ones included), a request on a reused
 // connection that the server closed meanwhile sent again once on a new
 // one (a GET is idempotent), the response-header timeout and size cap, the
@@ -276,7 +277,13 @@ func (t *h1Transport) get(ctx context.Context, key string) (*h1Conn, bool, error
 		t.nIdle--
 		if t.idleTimeout <= 0 || now.Sub(c.idleAt) < t.idleTimeout {
 			t.mu.Unlock()
-			return c, true, nil
+			if idleConnUsable(c.Conn) {
+				return c, true, nil
+			}
+			c.Conn.Close()
+			t.mu.Lock()
+			h.open--
+			continue
 		}
 		h.open--
 		c.Conn.Close()
@@ -331,11 +338,7 @@ func (t *h1Transport) dialConn(ctx context.Context, key string) (*h1Conn, bool, 
 func (t *h1Transport) put(c *h1Conn) {
 	t.mu.Lock()
 	h := t.hosts[c.key]
-	if len(h.waiters) > 0 {
-		ch := h.waiters[0]
-		h.waiters = h.waiters[1:]
-		t.mu.Unlock()
-		ch <- c
+	if t.handOffLocked(h, c) {
 		return
 	}
 	if t.nIdle >= t.maxIdle {
@@ -352,6 +355,20 @@ func (t *h1Transport) put(c *h1Conn) {
 	h.idle = append(h.idle, c)
 	t.nIdle++
 	t.mu.Unlock()
+}
+
+// handOffLocked gives c (nil: a free slot, still counted in open) to the
+// oldest request waiting for h and unlocks t.mu. It reports false, with
+// t.mu still locked, when none is waiting.
+func (t *h1Transport) handOffLocked(h *h1Host, c *h1Conn) bool {
+	if len(h.waiters) == 0 {
+		return false
+	}
+	ch := h.waiters[0]
+	h.waiters = h.waiters[1:]
+	t.mu.Unlock()
+	ch <- c // buffered, and read by its waiter only
+	return true
 }
 
 // sweepLocked closes the idle connections older than idleTimeout.
@@ -387,11 +404,7 @@ func (t *h1Transport) discard(c *h1Conn) {
 func (t *h1Transport) release(key string) {
 	t.mu.Lock()
 	h := t.hosts[key]
-	if len(h.waiters) > 0 {
-		ch := h.waiters[0]
-		h.waiters = h.waiters[1:]
-		t.mu.Unlock()
-		ch <- nil
+	if t.handOffLocked(h, nil) {
 		return
 	}
 	h.open--

@@ -97,6 +97,42 @@ func TestH1HTTP10(t *testing.T) {
 	}
 }
 
+// TestH1UnsolicitedResponse: a server that sends a 408 on an idle
+// connection before closing it; the next fetch must not take that 408 for
+// its answer.
+func TestH1UnsolicitedResponse(t *testing.T) {
+	var conns atomic.Int32
+	sent := make(chan struct{}, 1)
+	u := rawServer(t, func(c net.Conn, br *bufio.Reader) {
+		if conns.Add(1) > 1 {
+			for readRequest(t, br) {
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+			}
+			return
+		}
+		if readRequest(t, br) {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+			time.Sleep(10 * time.Millisecond)
+			io.WriteString(c, "HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n\r\n")
+			sent <- struct{}{}
+			readRequest(t, br) // and never answer it
+		}
+	})
+	f := newTestFetcher(t, Options{FetchTimeout: 2 * time.Second})
+	if _, err := f.Fetch(context.Background(), u+"/"); err != nil {
+		t.Fatal(err)
+	}
+	<-sent
+	time.Sleep(10 * time.Millisecond) // for the 408 to reach the client's socket
+	res, err := f.Fetch(context.Background(), u+"/")
+	if err != nil || res.Status != 200 {
+		t.Fatalf("second fetch: %v, %v", res, err)
+	}
+	if n := conns.Load(); n != 2 {
+		t.Errorf("%d connections, want 2", n)
+	}
+}
+
 func TestH1InformationalResponses(t *testing.T) {
 	u := rawServer(t, func(c net.Conn, br *bufio.Reader) {
 		if readRequest(t, br) {
