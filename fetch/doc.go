@@ -76,19 +76,20 @@
 // spoken, so the recorded heads are the
 // ones on the wire (header order and case as Go's parser leaves them).
 //
-// Under the RoundTripper, https:// goes through net/http's Transport and
-// plain http:// through fetch's own HTTP/1.1 client, which runs the whole
-// exchange on the fetching goroutine: it writes the request head itself
-// (the bytes http.Request.Write would write) and reads the response with
+// Under the RoundTripper is fetch's own HTTP/1.1 client (for http:// and
+// https://), which runs the whole exchange on the fetching goroutine: it
+// dials, runs the TLS handshake, writes the request head itself (the bytes
+// http.Request.Write would write) and reads the response with
 // http.ReadResponse. net/http's Transport runs a dial goroutine and a read
 // and a write goroutine per connection and hands the exchange between
 // them; with a connection per request, as python's http.server imposes,
 // that was about 40% of a fetch's CPU in the client (docs/BENCHMARKS.md,
 // issue 16 section 3). The client keeps the Transport's behaviour the
 // crawler relies on: keep-alive reuse (2 idle connections per host:port,
-// 256 in all, 30 s), MaxConnsPerHost, a GET sent again once on a new
-// connection when a reused one turns out closed, 1xx responses skipped,
-// and the header timeout and size cap.
+// 256 in all, 30 s; one on which anything arrived while idle is not
+// reused), MaxConnsPerHost, a GET sent again once on a new connection
+// when a reused one turns out closed, 1xx responses skipped, the TLS
+// handshake and header timeouts and the header size cap.
 //
 // # Caveats
 //

@@ -85,8 +85,8 @@ type Result struct {
 // use; create one per crawl and share it (it pools connections).
 type Fetcher struct {
 	opts         Options
-	transport    *http.Transport // https://
-	plain        *h1Transport    // http://
+	transport    *http.Transport // net/http's, the benchmarks' baseline
+	plain        *h1Transport    // fetch's own: every fetch
 	pageClient   *http.Client    // never follows redirects
 	robotsClient *http.Client    // follows up to MaxRobotsRedirects
 }
@@ -132,6 +132,8 @@ func New(opts Options) (*Fetcher, error) {
 	tr.Protocols.SetHTTP1(true)
 	plain := &h1Transport{
 		dial:            dialer.DialContext,
+		tlsConfig:       tlsConfig,
+		tlsTimeout:      opts.TLSHandshakeTimeout,
 		headerTimeout:   opts.ResponseHeaderTimeout,
 		maxHeaderBytes:  opts.MaxHeaderBytes,
 		maxConnsPerHost: opts.MaxConnsPerHost,
@@ -344,20 +346,21 @@ func (x *exchange) result(rawURL string) *Result {
 	return res
 }
 
-// roundTripper sits between colly's http.Client and the transports
-// (h1Transport for http://, http.Transport for https://). It
+// roundTripper sits between colly's http.Client and the transport
+// (h1Transport; http.Transport when plain is nil, as a benchmark's
+// baseline). It
 // records the exchange (raw request head via httptrace, remote address,
 // timing) and reads the body itself: decoding gzip under the size cap,
 // marking truncation and keeping the raw bytes, then hands colly a body
 // already in memory.
 type roundTripper struct {
-	next  http.RoundTripper // https://
-	plain http.RoundTripper // http://
+	next  http.RoundTripper // used when plain is nil
+	plain http.RoundTripper
 }
 
 func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	next := rt.next
-	if req.URL.Scheme == "http" && rt.plain != nil {
+	if rt.plain != nil {
 		next = rt.plain
 	}
 	x, _ := req.Context().Value(exchangeKey{}).(*exchange)

@@ -3,6 +3,7 @@ package fetch
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -18,30 +19,34 @@ import (
 	"golang.org/x/net/http/httpguts"
 )
 
-// h1Transport is the HTTP/1.1 client of plain http:// fetches. It runs each
-// exchange on the caller's goroutine: it dials, writes the request and
-// reads the response itself, with http.ReadResponse parsing the response
-// (status line, header, chunked or length-delimited or read-until-close
-// body, exactly as http.Transport does). http.Transport instead runs a dial
-// goroutine and a read and a write goroutine per connection and hands the
-// request and response between them over channels; against python's
-// http.server, which closes every connection, that cost 310-330 µs of CPU
-// per fetch against 185-200 µs for the same exchange run inline
-// (docs/BENCHMARKS.md, issue 16 §3). https:// stays on http.Transport.
+// h1Transport is the crawler's HTTP/1.1 client, for http:// and https://.
+// It runs each exchange on the caller's goroutine: it dials (and runs the
+// TLS handshake), writes the request and reads the response itself, with
+// http.ReadResponse parsing the response (status line, header, chunked or
+// length-delimited or read-until-close body, exactly as http.Transport
+// does). http.Transport instead runs a dial goroutine and a read and a
+// write goroutine per connection and hands the request and response
+// between them over channels; against python's http.server, which closes
+// every connection, that cost 305-327 µs of CPU per fetch against 183-200
+// µs for the same exchange run inline (docs/BENCHMARKS.md, issue 16 §3).
 //
-// It keeps what the crawler relied on http.Transport for: idle connections
-// kept for reuse where the server allows (at most maxIdlePerHost per
-// host:port and maxIdle in all, closed after idleTimeout or when something
-// arrived on them while idle), MaxConnsPerHost
-// connections per host:port (idle ones included), a request on a reused
-// connection that the server closed meanwhile sent again once on a new
-// one (a GET is idempotent), the response-header timeout and size cap, the
-// request's context (its deadline bounds every read and write; canceling
-// it closes the connection), and the httptrace hooks GotConn,
-// WroteHeaderField, WroteHeaders and GotFirstResponseByte, from which
-// roundTripper records the raw request.
+// It keeps what the crawler relied on http.Transport for: idle
+// connections kept for reuse where the server allows (at most
+// maxIdlePerHost per host:port and maxIdle in all, closed after
+// idleTimeout or when something arrived on them while idle),
+// MaxConnsPerHost connections per host:port (idle ones included), a
+// request on a reused connection that the server closed meanwhile sent
+// again once on a new one (a GET is idempotent), the response-header
+// timeout and size cap, the TLS handshake timeout, the request's context
+// (its deadline bounds every read and write; canceling it closes the
+// connection), and the httptrace hooks GotConn, WroteHeaderField,
+// WroteHeaders and GotFirstResponseByte, from which roundTripper records
+// the raw request. Only HTTP/1.1 is spoken (no ALPN), so the heads
+// recorded are the ones on the wire.
 type h1Transport struct {
 	dial            func(ctx context.Context, network, addr string) (net.Conn, error)
+	tlsConfig       *tls.Config // for https://; nil: the defaults
+	tlsTimeout      time.Duration
 	headerTimeout   time.Duration
 	maxHeaderBytes  int64
 	maxConnsPerHost int
@@ -64,12 +69,13 @@ type h1Host struct {
 // h1Conn is one connection. Its reader is limited while a response head is
 // read (MaxHeaderBytes).
 type h1Conn struct {
-	net.Conn
-	key    string
-	lim    headLimiter
-	br     *bufio.Reader
-	bw     *bufio.Writer
-	idleAt time.Time
+	net.Conn          // a *tls.Conn over raw for https://
+	raw      net.Conn // the TCP connection
+	key      string   // scheme://host:port
+	lim      headLimiter
+	br       *bufio.Reader
+	bw       *bufio.Writer
+	idleAt   time.Time
 }
 
 // headLimiter passes reads through to the connection, failing with
@@ -100,7 +106,7 @@ func (l *headLimiter) Read(p []byte) (int, error) {
 var aLongTimeAgo = time.Unix(1, 0)
 
 func (t *h1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.URL == nil || req.URL.Scheme != "http" || req.URL.Host == "" {
+	if req.URL == nil || (req.URL.Scheme != "http" && req.URL.Scheme != "https") || req.URL.Host == "" {
 		return nil, fmt.Errorf("fetch: h1Transport: unsupported URL %q", req.URL)
 	}
 	if req.Body != nil && req.Body != http.NoBody {
@@ -108,7 +114,7 @@ func (t *h1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, errors.New("fetch: h1Transport: request bodies are not supported")
 	}
 	ctx := req.Context()
-	key := canonicalAddr(req.URL.Host)
+	key := req.URL.Scheme + "://" + canonicalAddr(req.URL.Scheme, req.URL.Host)
 	head, err := writeRequestHead(req)
 	if err != nil {
 		return nil, err
@@ -277,7 +283,7 @@ func (t *h1Transport) get(ctx context.Context, key string) (*h1Conn, bool, error
 		t.nIdle--
 		if t.idleTimeout <= 0 || now.Sub(c.idleAt) < t.idleTimeout {
 			t.mu.Unlock()
-			if idleConnUsable(c.Conn) {
+			if idleConnUsable(c.raw) {
 				return c, true, nil
 			}
 			c.Conn.Close()
@@ -320,17 +326,48 @@ func (t *h1Transport) get(ctx context.Context, key string) (*h1Conn, bool, error
 	}
 }
 
-// dialConn dials key for a slot already counted in open.
+// dialConn dials key for a slot already counted in open, and for
+// https:// runs the TLS handshake (HTTP/1.1 only: no ALPN), within
+// tlsTimeout.
 func (t *h1Transport) dialConn(ctx context.Context, key string) (*h1Conn, bool, error) {
-	nc, err := t.dial(ctx, "tcp", key)
+	scheme, addr, _ := strings.Cut(key, "://")
+	raw, err := t.dial(ctx, "tcp", addr)
 	if err != nil {
 		t.release(key)
 		return nil, false, err
 	}
-	c := &h1Conn{Conn: nc, key: key}
-	c.lim = headLimiter{c: nc, n: -1}
+	c := &h1Conn{Conn: raw, raw: raw, key: key}
+	if scheme == "https" {
+		cfg := &tls.Config{}
+		if t.tlsConfig != nil {
+			cfg = t.tlsConfig.Clone()
+		}
+		if cfg.ServerName == "" {
+			host, _, _ := net.SplitHostPort(addr)
+			cfg.ServerName = host
+		}
+		cfg.NextProtos = nil
+		tc := tls.Client(raw, cfg)
+		hctx, cancel := ctx, context.CancelFunc(func() {})
+		if t.tlsTimeout > 0 {
+			hctx, cancel = context.WithTimeout(ctx, t.tlsTimeout)
+		}
+		err := tc.HandshakeContext(hctx)
+		timedOut := ctx.Err() == nil && errors.Is(hctx.Err(), context.DeadlineExceeded)
+		cancel()
+		if err != nil {
+			raw.Close()
+			t.release(key)
+			if timedOut {
+				err = fmt.Errorf("net/http: TLS handshake timeout: %w", context.DeadlineExceeded)
+			}
+			return nil, false, err
+		}
+		c.Conn = tc
+	}
+	c.lim = headLimiter{c: c.Conn, n: -1}
 	c.br = bufio.NewReaderSize(&c.lim, 4<<10)
-	c.bw = bufio.NewWriterSize(nc, 4<<10)
+	c.bw = bufio.NewWriterSize(c.Conn, 4<<10)
 	return c, false, nil
 }
 
@@ -437,15 +474,17 @@ func (t *h1Transport) CloseIdleConnections() {
 	}
 }
 
-// canonicalAddr is host:port with port 80 when the URL names none.
-func canonicalAddr(host string) string {
+// canonicalAddr is host:port, with the scheme's port when the URL names
+// none.
+func canonicalAddr(scheme, host string) string {
 	if _, _, err := net.SplitHostPort(host); err == nil {
 		return host
 	}
-	if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
-		return host + ":80"
+	port := "80"
+	if scheme == "https" {
+		port = "443"
 	}
-	return net.JoinHostPort(host, "80")
+	return net.JoinHostPort(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"), port)
 }
 
 // writeRequestHead is the request line and header of a GET as

@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -222,7 +225,7 @@ func TestH1ConnsPerHost(t *testing.T) {
 	}
 	f.plain.mu.Lock()
 	defer f.plain.mu.Unlock()
-	if h := f.plain.hosts[strings.TrimPrefix(u, "http://")]; h == nil || h.open != len(h.idle) || len(h.waiters) != 0 {
+	if h := f.plain.hosts[u]; h == nil || h.open != len(h.idle) || len(h.waiters) != 0 {
 		t.Errorf("pool after the fetches: %+v, want only idle connections", h)
 	}
 }
@@ -323,5 +326,57 @@ func BenchmarkTransport(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+func TestH1TLS(t *testing.T) {
+	var conns atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<a href="/next">%s</a>`, r.Proto)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	f := newTestFetcher(t, Options{TLSConfig: &tls.Config{RootCAs: pool}})
+	for i := range 3 {
+		res, err := f.Fetch(context.Background(), srv.URL+"/")
+		if err != nil {
+			t.Fatalf("fetch %d: %v", i, err)
+		}
+		if res.Proto != "HTTP/1.1" || len(res.Links) != 1 || !strings.Contains(string(res.Body), "HTTP/1.1") {
+			t.Fatalf("fetch %d: proto %q, body %q", i, res.Proto, res.Body)
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d TLS connections for 3 fetches, want 1 (kept alive)", n)
+	}
+	// The certificate names 127.0.0.1 and example.com: another name fails.
+	f = newTestFetcher(t, Options{TLSConfig: &tls.Config{RootCAs: pool, ServerName: "other.test"}})
+	_, err := f.Fetch(context.Background(), srv.URL+"/")
+	wantKind(t, err, KindTLS)
+}
+
+// TestH1TLSHandshakeTimeout: a server that accepts and never answers the
+// TLS handshake is given up after TLSHandshakeTimeout.
+func TestH1TLSHandshakeTimeout(t *testing.T) {
+	u := rawServer(t, func(c net.Conn, br *bufio.Reader) {
+		io.Copy(io.Discard, br) // until the client gives up
+	})
+	f := newTestFetcher(t, Options{TLSHandshakeTimeout: 100 * time.Millisecond, FetchTimeout: 5 * time.Second})
+	start := time.Now()
+	_, err := f.Fetch(context.Background(), "https://"+strings.TrimPrefix(u, "http://")+"/")
+	wantKind(t, err, KindTimeout)
+	if !strings.Contains(err.Error(), "TLS handshake timeout") {
+		t.Errorf("err = %v, want it to name the TLS handshake timeout", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("gave up after %v, want about 100ms", d)
 	}
 }
