@@ -348,11 +348,10 @@ func (x *exchange) result(rawURL string) *Result {
 
 // roundTripper sits between colly's http.Client and the transport
 // (h1Transport; http.Transport when plain is nil, as a benchmark's
-// baseline). It
-// records the exchange (raw request head via httptrace, remote address,
-// timing) and reads the body itself: decoding gzip under the size cap,
-// marking truncation and keeping the raw bytes, then hands colly a body
-// already in memory.
+// baseline). It records the exchange (raw request head via httptrace,
+// remote address, timing) and reads the body itself: decoding gzip under
+// the size cap, marking truncation and keeping the raw bytes, then hands
+// colly a body already in memory.
 type roundTripper struct {
 	next  http.RoundTripper // used when plain is nil
 	plain http.RoundTripper

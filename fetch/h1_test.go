@@ -207,7 +207,22 @@ func TestH1ConnsPerHost(t *testing.T) {
 			errs <- err
 		})
 	}
-	// A waiter that gives up must not take a slot with it.
+	// Once two fetches hold the two connections and four wait, a fifth
+	// waiter that gives up must not take a slot with it.
+	waiting := func() int {
+		f.plain.mu.Lock()
+		defer f.plain.mu.Unlock()
+		if h := f.plain.hosts[u]; h != nil {
+			return len(h.waiters)
+		}
+		return 0
+	}
+	for deadline := time.Now().Add(5 * time.Second); open.Load() < 2 || waiting() < 4; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d connections open, %d waiting; want 2 and 4", open.Load(), waiting())
+		}
+		time.Sleep(time.Millisecond)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	_, err := f.Fetch(ctx, u+"/")
 	cancel()

@@ -27,8 +27,10 @@ func idleConnUsable(c net.Conn) bool {
 	usable := false
 	var buf [1]byte
 	err = rc.Read(func(fd uintptr) bool {
-		n, _, err := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		usable = n < 0 && (errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK))
+		_, _, err := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		// Only "nothing to read" means usable: a byte, an end of stream
+		// (no error, no byte) or a reset do not.
+		usable = errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK)
 		return true // never wait for readiness
 	})
 	return err == nil && usable
