@@ -144,7 +144,7 @@ type Options struct {
 
 	// WARC configures the default archive's files: Prefix, MaxFileSize
 	// (default 1 GiB), GzipLevel (default 1, the fastest; records up to
-	// 16 KiB then use deflate's fixed codes) and the warcinfo fields.
+	// 6 KiB then use deflate's fixed codes) and the warcinfo fields.
 	WARC storage.WARCOptions
 
 	// NoRevisits archives every response in full. By default a 2xx

@@ -19,9 +19,18 @@ import (
 // default, measured on the records of that crawl); on large ones the
 // general encoder is used, where the table pays for itself.
 
-// fixedGzipMax is the largest record (uncompressed) that WARCWriter
-// compresses with appendFixedGzip at GzipLevel BestSpeed.
+// fixedGzipMax is the largest input appendFixedGzip takes (every
+// distance then fits deflate's 32 KiB window).
 const fixedGzipMax = 16 << 10
+
+// fixedGzipRecords is the largest record (uncompressed) that WARCWriter
+// compresses with appendFixedGzip at GzipLevel BestSpeed; larger ones go
+// to klauspost/compress's level 1. Measured on Debian Handbook pages cut
+// to each size (docs/BENCHMARKS.md): up to 6 KiB the fixed codes are the
+// faster (452 against 367 MB/s at 6 KiB, 2.5x at 1 KiB) for output about
+// 18% larger; from 7 KiB klauspost v1.20's level 1 is both faster and
+// smaller (8 KiB: 370 against 263 MB/s, ratio 0.371 against 0.438).
+const fixedGzipRecords = 6 << 10
 
 const (
 	lzMinMatch    = 4 // shortest match looked for (deflate allows 3)

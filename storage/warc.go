@@ -50,7 +50,7 @@ type WARCOptions struct {
 	Info map[string]string
 	// GzipLevel is the compression level of every record's gzip member,
 	// gzip.HuffmanOnly to gzip.BestCompression. Default
-	// gzip.DefaultCompression. At gzip.BestSpeed a record of up to 16 KiB
+	// gzip.DefaultCompression. At gzip.BestSpeed a record of up to 6 KiB
 	// is written as one deflate block with the fixed Huffman codes: about
 	// a fifth of the CPU of a dynamic table on the small records of a
 	// crawl, for output about 11% larger (docs/BENCHMARKS.md). At any
@@ -482,7 +482,7 @@ func (ex *Exchange) validate() error {
 type warcField struct{ name, value string }
 
 // recordBuilder compresses records into out; it is reused through a pool.
-// At GzipLevel BestSpeed a record of up to fixedGzipMax bytes is
+// At GzipLevel BestSpeed a record of up to fixedGzipRecords bytes is
 // compressed by appendFixedGzip (one block with deflate's fixed codes: no
 // Huffman table to build per member, the largest cost of small members);
 // otherwise by klauspost/compress's gzip (standard gzip members, read by
@@ -567,7 +567,7 @@ func (b *recordBuilder) recordDigest(typ, id string, date time.Time, fields []wa
 		b.out.b = appendStoredGzip(b.out.b, h, httpHead, payload, []byte(end))
 		return nil
 	}
-	if n := len(h) + len(httpHead) + len(payload) + len(end); level == gzip.BestSpeed && n <= fixedGzipMax {
+	if n := len(h) + len(httpHead) + len(payload) + len(end); level == gzip.BestSpeed && n <= fixedGzipRecords {
 		p := append(append(append(append(b.plain[:0], h...), httpHead...), payload...), end...)
 		b.plain = p
 		if b.lz == nil {

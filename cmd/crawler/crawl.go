@@ -93,7 +93,7 @@ func crawlFlags(fs *flag.FlagSet, c *crawlCommand) {
 	fs.Float64Var(&o.NearDuplicateThreshold, "near-duplicate-threshold", crawl.DefaultNearDuplicateThreshold, "estimated resemblance (Jaccard of 4-word shingles) at which an HTML page is logged as near_duplicate_of an earlier page (-1: no check)")
 	fs.BoolVar(&o.SkipNearDuplicateLinks, "skip-near-duplicate-links", false, "do not follow the links of a page that nearly duplicates an earlier page of its host (a content-based trap cut)")
 	fs.Int64Var(&o.NearDuplicatePages, "near-duplicate-pages", crawl.DefaultNearDuplicatePages, "most pages in the near-duplicate index, about 280 bytes each; later pages are checked but not added (-1: no limit)")
-	fs.IntVar(&o.WARC.GzipLevel, "warc-gzip-level", 1, "gzip level of WARC records, 1 (fastest: records up to 16 KiB get deflate's fixed codes) to 9 (smallest); compression is a large share of the crawler's CPU")
+	fs.IntVar(&o.WARC.GzipLevel, "warc-gzip-level", 1, "gzip level of WARC records, 1 (fastest: records up to 6 KiB get deflate's fixed codes) to 9 (smallest); compression is a large share of the crawler's CPU")
 	durationVar(fs, &c.progress, "progress-interval", 2*time.Second, "how often the progress line is printed (-1: never)")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "debugging: write a CPU profile of the crawl to this file (go tool pprof)")
 	fs.StringVar(&c.redis.URL, "redis", "", "distributed mode: share the crawl through this Redis, redis://[user:password@]host:port[/db] or rediss:// (TLS); every worker runs the same command line (default: local mode, no Redis)")
