@@ -475,10 +475,13 @@ func (t *h1Transport) CloseIdleConnections() {
 }
 
 // canonicalAddr is host:port, with the scheme's port when the URL names
-// none.
+// none (or an empty one, as "host:").
 func canonicalAddr(scheme, host string) string {
-	if _, _, err := net.SplitHostPort(host); err == nil {
-		return host
+	if h, p, err := net.SplitHostPort(host); err == nil {
+		if p != "" {
+			return host
+		}
+		host = h
 	}
 	port := "80"
 	if scheme == "https" {

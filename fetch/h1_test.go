@@ -395,3 +395,20 @@ func TestH1TLSHandshakeTimeout(t *testing.T) {
 		t.Errorf("gave up after %v, want about 100ms", d)
 	}
 }
+
+func TestCanonicalAddr(t *testing.T) {
+	for _, c := range []struct{ scheme, host, want string }{
+		{"http", "a.test", "a.test:80"},
+		{"https", "a.test", "a.test:443"},
+		{"http", "a.test:8080", "a.test:8080"},
+		{"http", "a.test:", "a.test:80"},
+		{"https", "[::1]", "[::1]:443"},
+		{"http", "[::1]:8080", "[::1]:8080"},
+		{"http", "[::1]:", "[::1]:80"},
+		{"http", "127.0.0.1", "127.0.0.1:80"},
+	} {
+		if got := canonicalAddr(c.scheme, c.host); got != c.want {
+			t.Errorf("canonicalAddr(%q, %q) = %q, want %q", c.scheme, c.host, got, c.want)
+		}
+	}
+}
