@@ -156,7 +156,7 @@ func classify(err error, parentErr error) Kind {
 	case errors.As(err, &certErr), errors.As(err, &recordErr), errors.As(err, &unknownAuth),
 		errors.As(err, &hostnameErr), errors.As(err, &invalidCert), errors.As(err, &alertErr):
 		return KindTLS
-	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.Is(err, syscall.ECONNABORTED):
+	case isReset(err):
 		return KindConnectionReset
 	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.EHOSTUNREACH),
 		errors.Is(err, syscall.ENETUNREACH), errors.Is(err, syscall.EADDRNOTAVAIL):
@@ -180,6 +180,12 @@ func classify(err error, parentErr error) Kind {
 		}
 	}
 	return KindOther
+}
+
+// isReset reports whether err is the peer resetting or aborting the
+// connection.
+func isReset(err error) bool {
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNABORTED)
 }
 
 func isTimeout(err error) bool {

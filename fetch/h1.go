@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"golang.org/x/net/http/httpguts"
@@ -218,12 +217,6 @@ func (t *h1Transport) headError(err error, headDeadline, deadline time.Time) err
 		return fmt.Errorf("net/http: timeout awaiting response headers: %w", err)
 	}
 	return err
-}
-
-// isReset reports whether err is the peer resetting or aborting the
-// connection.
-func isReset(err error) bool {
-	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNABORTED)
 }
 
 // h1Body is a response body. Read to its end it gives its connection back
