@@ -30,9 +30,9 @@ func benchPage() []byte {
 }
 
 // BenchmarkFetch compares Fetch (colly per fetch, RoundTripper recording,
-// link extraction) with a bare http.Client GET on the same transport
-// settings, against a local server: the cost of the engine and the
-// bookkeeping per page.
+// link extraction) with a bare http.Client GET through net/http's
+// Transport with the same settings, against a local server: the cost of
+// the engine and the bookkeeping per page.
 func BenchmarkFetch(b *testing.B) {
 	page := benchPage()
 	srv := serve(b, func(w http.ResponseWriter, r *http.Request) {
@@ -45,7 +45,7 @@ func BenchmarkFetch(b *testing.B) {
 	})
 	f := newTestFetcher(b, Options{})
 	b.Run("baseline=http.Client", func(b *testing.B) {
-		client := &http.Client{Transport: f.transport}
+		client := &http.Client{Transport: netHTTPTransport(b, f)}
 		b.ReportAllocs()
 		for b.Loop() {
 			resp, err := client.Get(srv.URL + "/plain")

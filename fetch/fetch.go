@@ -85,10 +85,9 @@ type Result struct {
 // use; create one per crawl and share it (it pools connections).
 type Fetcher struct {
 	opts         Options
-	transport    *http.Transport // net/http's, the benchmarks' baseline
-	plain        *h1Transport    // fetch's own: every fetch
-	pageClient   *http.Client    // never follows redirects
-	robotsClient *http.Client    // follows up to MaxRobotsRedirects
+	h1           *h1Transport
+	pageClient   *http.Client // never follows redirects
+	robotsClient *http.Client // follows up to MaxRobotsRedirects
 }
 
 // New returns a Fetcher configured by a copy of opts, after EnsureDefaults
@@ -111,38 +110,24 @@ func New(opts Options) (*Fetcher, error) {
 		tlsConfig = opts.TLSConfig.Clone()
 		tlsConfig.NextProtos = nil
 	}
-	tr := &http.Transport{
-		TLSClientConfig:        tlsConfig,
-		Proxy:                  nil, // environment proxies would bypass the address policy
-		DialContext:            dialer.DialContext,
-		TLSHandshakeTimeout:    opts.TLSHandshakeTimeout,
-		ResponseHeaderTimeout:  opts.ResponseHeaderTimeout,
-		MaxResponseHeaderBytes: opts.MaxHeaderBytes,
-		// fetch decodes gzip itself so that the decoded size is what
-		// MaxBodySize caps (see exchange.readBody).
-		DisableCompression:  true,
-		MaxIdleConns:        256,
-		MaxIdleConnsPerHost: 2,
-		MaxConnsPerHost:     opts.MaxConnsPerHost,
-		IdleConnTimeout:     30 * time.Second,
-	}
-	// HTTP/1.1 only: the raw request and response heads handed to WARC
-	// records are then what went over the wire.
-	tr.Protocols = new(http.Protocols)
-	tr.Protocols.SetHTTP1(true)
-	plain := &h1Transport{
+	// Environment proxies are not used: they would bypass the address
+	// policy. Only HTTP/1.1 is spoken, so the raw request and response heads
+	// handed to WARC records are what went over the wire; fetch decodes gzip
+	// itself, so that the decoded size is what MaxBodySize caps (see
+	// readBody).
+	h1 := &h1Transport{
 		dial:            dialer.DialContext,
 		tlsConfig:       tlsConfig,
 		tlsTimeout:      opts.TLSHandshakeTimeout,
 		headerTimeout:   opts.ResponseHeaderTimeout,
 		maxHeaderBytes:  opts.MaxHeaderBytes,
 		maxConnsPerHost: opts.MaxConnsPerHost,
-		maxIdlePerHost:  tr.MaxIdleConnsPerHost,
-		maxIdle:         tr.MaxIdleConns,
-		idleTimeout:     tr.IdleConnTimeout,
+		maxIdlePerHost:  2,
+		maxIdle:         256,
+		idleTimeout:     30 * time.Second,
 	}
-	f := &Fetcher{opts: opts, transport: tr, plain: plain}
-	rt := &roundTripper{next: tr, plain: plain}
+	f := &Fetcher{opts: opts, h1: h1}
+	rt := &roundTripper{next: h1}
 	f.pageClient = &http.Client{
 		Transport: rt,
 		CheckRedirect: func(*http.Request, []*http.Request) error {
@@ -166,10 +151,7 @@ func New(opts Options) (*Fetcher, error) {
 func (f *Fetcher) Options() Options { return f.opts }
 
 // Close closes idle connections. The Fetcher stays usable.
-func (f *Fetcher) Close() {
-	f.transport.CloseIdleConnections()
-	f.plain.CloseIdleConnections()
-}
+func (f *Fetcher) Close() { f.h1.CloseIdleConnections() }
 
 // Fetch downloads rawURL with GET, without following redirects, and
 // extracts the links of an HTML page: it is FetchBody followed by
@@ -347,24 +329,19 @@ func (x *exchange) result(rawURL string) *Result {
 }
 
 // roundTripper sits between colly's http.Client and the transport
-// (h1Transport; http.Transport when plain is nil, as a benchmark's
-// baseline). It records the exchange (raw request head via httptrace,
+// (h1Transport; a benchmark's baseline puts net/http's there). It records
+// the exchange (raw request head via httptrace,
 // remote address, timing) and reads the body itself: decoding gzip under
 // the size cap, marking truncation and keeping the raw bytes, then hands
 // colly a body already in memory.
 type roundTripper struct {
-	next  http.RoundTripper // used when plain is nil
-	plain http.RoundTripper
+	next http.RoundTripper
 }
 
 func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	next := rt.next
-	if rt.plain != nil {
-		next = rt.plain
-	}
 	x, _ := req.Context().Value(exchangeKey{}).(*exchange)
 	if x == nil {
-		return next.RoundTrip(req)
+		return rt.next.RoundTrip(req)
 	}
 	// A redirect followed for robots.txt is a new hop: forget the previous
 	// one, so that a hop that fails leaves no response behind it and the
@@ -372,8 +349,9 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	x.mu.Lock()
 	x.resp, x.respHead, x.body, x.trunc, x.bodyErr, x.rawReq = nil, nil, nil, "", nil, nil
 	x.mu.Unlock()
-	// http.Transport runs the header hooks on its write goroutine, which a
-	// server answering before reading the request can leave running after
+	// A transport may run the header hooks on another goroutine:
+	// http.Transport runs them on its write goroutine, which a server
+	// answering before reading the request can leave running after
 	// RoundTrip returns; rawReq has its own lock for that reason.
 	var rawReq lockedBuffer
 	requestLine := req.Method + " " + req.URL.RequestURI() + " HTTP/1.1\r\n"
@@ -405,7 +383,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Header.Get("Accept-Encoding") == "" {
 		req.Header.Set("Accept-Encoding", "gzip")
 	}
-	resp, err := next.RoundTrip(req)
+	resp, err := rt.next.RoundTrip(req)
 	if err != nil {
 		return nil, err
 	}

@@ -210,9 +210,9 @@ func TestH1ConnsPerHost(t *testing.T) {
 	// Once two fetches hold the two connections and four wait, a fifth
 	// waiter that gives up must not take a slot with it.
 	waiting := func() int {
-		f.plain.mu.Lock()
-		defer f.plain.mu.Unlock()
-		if h := f.plain.hosts[u]; h != nil {
+		f.h1.mu.Lock()
+		defer f.h1.mu.Unlock()
+		if h := f.h1.hosts[u]; h != nil {
 			return len(h.waiters)
 		}
 		return 0
@@ -238,9 +238,9 @@ func TestH1ConnsPerHost(t *testing.T) {
 	if m := most.Load(); m != 2 {
 		t.Errorf("at most %d connections open at once, want 2", m)
 	}
-	f.plain.mu.Lock()
-	defer f.plain.mu.Unlock()
-	if h := f.plain.hosts[u]; h == nil || h.open != len(h.idle) || len(h.waiters) != 0 {
+	f.h1.mu.Lock()
+	defer f.h1.mu.Unlock()
+	if h := f.h1.hosts[u]; h == nil || h.open != len(h.idle) || len(h.waiters) != 0 {
 		t.Errorf("pool after the fetches: %+v, want only idle connections", h)
 	}
 }
@@ -248,7 +248,7 @@ func TestH1ConnsPerHost(t *testing.T) {
 func TestH1IdleTimeout(t *testing.T) {
 	u, conns := keepAliveServer(t, "ok")
 	f := newTestFetcher(t, Options{})
-	f.plain.idleTimeout = 20 * time.Millisecond
+	f.h1.idleTimeout = 20 * time.Millisecond
 	for i := range 2 {
 		if _, err := f.Fetch(context.Background(), u+"/"); err != nil {
 			t.Fatal(err)
@@ -261,10 +261,10 @@ func TestH1IdleTimeout(t *testing.T) {
 		t.Errorf("%d connections, want 2: the idle one was past its timeout", n)
 	}
 	f.Close()
-	f.plain.mu.Lock()
-	defer f.plain.mu.Unlock()
-	if len(f.plain.hosts) != 0 || f.plain.nIdle != 0 {
-		t.Errorf("after Close: %d hosts, %d idle", len(f.plain.hosts), f.plain.nIdle)
+	f.h1.mu.Lock()
+	defer f.h1.mu.Unlock()
+	if len(f.h1.hosts) != 0 || f.h1.nIdle != 0 {
+		t.Errorf("after Close: %d hosts, %d idle", len(f.h1.hosts), f.h1.nIdle)
 	}
 }
 
@@ -327,7 +327,7 @@ func BenchmarkTransport(b *testing.B) {
 			b.Run(conn+"/"+name, func(b *testing.B) {
 				f := newTestFetcher(b, Options{})
 				if name == "net-http" {
-					f.pageClient.Transport.(*roundTripper).plain = nil
+					f.pageClient.Transport.(*roundTripper).next = netHTTPTransport(b, f)
 				}
 				b.ReportAllocs()
 				cpu0 := processCPU()
@@ -411,4 +411,26 @@ func TestCanonicalAddr(t *testing.T) {
 			t.Errorf("canonicalAddr(%q, %q) = %q, want %q", c.scheme, c.host, got, c.want)
 		}
 	}
+}
+
+// netHTTPTransport is net/http's Transport set up as f's h1Transport is:
+// the benchmarks' baseline. It is closed when the benchmark ends.
+func netHTTPTransport(tb testing.TB, f *Fetcher) *http.Transport {
+	h := f.h1
+	tr := &http.Transport{
+		TLSClientConfig:        h.tlsConfig,
+		DialContext:            h.dial,
+		TLSHandshakeTimeout:    h.tlsTimeout,
+		ResponseHeaderTimeout:  h.headerTimeout,
+		MaxResponseHeaderBytes: h.maxHeaderBytes,
+		DisableCompression:     true,
+		MaxIdleConns:           h.maxIdle,
+		MaxIdleConnsPerHost:    h.maxIdlePerHost,
+		MaxConnsPerHost:        h.maxConnsPerHost,
+		IdleConnTimeout:        h.idleTimeout,
+	}
+	tr.Protocols = new(http.Protocols)
+	tr.Protocols.SetHTTP1(true)
+	tb.Cleanup(tr.CloseIdleConnections)
+	return tr
 }
