@@ -139,6 +139,31 @@ func (c *Crawler) wantsText(res *fetch.Result) bool {
 	return c.nearDups != nil && res != nil && res.Status >= 200 && res.Status < 300 && isHTML(res.ContentType)
 }
 
+// shinglers pools the link pass's Shinglers: a page's word hashes grow
+// with its text, and growing them anew for every page was 18% of the
+// bytes a crawl of the documentation sites allocated (BENCHMARKS.md).
+var shinglers = sync.Pool{New: func() any { return new(neardup.Shingler) }}
+
+// maxPooledShinglerBody is the largest body whose Shingler goes back to
+// the pool: its word hashes are at most half its bytes times 8, 4 MiB.
+const maxPooledShinglerBody = 1 << 20
+
+func getShingler(bodyLen int) *neardup.Shingler {
+	if bodyLen > maxPooledShinglerBody {
+		return new(neardup.Shingler)
+	}
+	return shinglers.Get().(*neardup.Shingler)
+}
+
+// putShingler pools s once the page's check is over: no index keeps the
+// shingle slice (neardup.Index).
+func putShingler(s *neardup.Shingler, bodyLen int) {
+	if bodyLen <= maxPooledShinglerBody {
+		s.Reset()
+		shinglers.Put(s)
+	}
+}
+
 // checkNearDuplicate compares a fetched HTML page with the pages indexed
 // before it and indexes it, in one step. shingles has read the page's
 // text in the link extraction's pass; when nil, the check reads it.

@@ -88,7 +88,8 @@ func (c *Crawler) visit(ctx context.Context, ent frontier.Entry) (out frontier.O
 	if res != nil && !ent.Sitemap {
 		var sink fetch.TextSink
 		if c.wantsText(res) {
-			shingles = new(neardup.Shingler)
+			shingles = getShingler(len(res.Body))
+			defer putShingler(shingles, len(res.Body))
 			shingles.Grow(len(res.Body) / 4)
 			sink = shingles
 		}

@@ -50,6 +50,9 @@ type Match struct {
 
 // Index finds, among the documents added to it, those resembling a
 // query. Implementations are not safe for concurrent use (see Set).
+//
+// Neither Add nor Query keeps d or its slices after it returns: a caller
+// may reuse them (a pooled Shingler's hashes).
 type Index interface {
 	// Add indexes d under id. Adding a document with no shingles adds
 	// nothing.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -407,3 +408,30 @@ func TestSetSnapshotWriteError(t *testing.T) {
 type failWriter struct{}
 
 func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// No method keeps a document's shingle slice (the Index contract a pooled
+// Shingler relies on): overwriting each document's hashes after Add
+// changes nothing that Query reports.
+func TestIndexesKeepNoShingles(t *testing.T) {
+	c := newCorpus(t, 60)
+	kept, scribbled := methods(t), methods(t)
+	for name := range kept {
+		for i, w := range c.words[:40] {
+			kept[name].Add(uint64(i), docOf(w))
+			d := docOf(w)
+			scribbled[name].Add(uint64(i), d)
+			for j := range d.Shingles {
+				d.Shingles[j] = uint64(j) * 0x9e3779b97f4a7c15
+			}
+		}
+		for i, w := range c.words {
+			want := kept[name].Query(docOf(w), 0.3)
+			q := docOf(w)
+			got := scribbled[name].Query(q, 0.3)
+			clear(q.Shingles) // the query's slice after the call: not read again
+			if !slices.Equal(got, want) {
+				t.Errorf("%s: document %d: %v after its hashes were overwritten, want %v", name, i, got, want)
+			}
+		}
+	}
+}

