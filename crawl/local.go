@@ -156,6 +156,10 @@ func (c *Crawler) checkpoint(ctx context.Context) error {
 	if err := c.archive.Sync(); err != nil {
 		return fmt.Errorf("archive: %w", err)
 	}
+	// The payload index's batch, after the records it names.
+	if err := c.flushPayloads(); err != nil {
+		return err
+	}
 	snap, ok := c.seen.(Snapshotter)
 	if !ok {
 		// Nothing to snapshot: the journal stays whole, and is replayed
@@ -237,6 +241,9 @@ func (c *Crawler) finalCheckpoint() error {
 		return nil
 	}
 	err := errors.Join(c.log.Sync(), c.archive.Sync(), c.saveNearDups())
+	if err == nil {
+		err = c.flushPayloads()
+	}
 	if s, ok := c.store.(frontier.Syncer); ok {
 		err = errors.Join(err, s.Sync())
 	}

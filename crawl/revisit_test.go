@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -147,7 +148,7 @@ func TestRevisits(t *testing.T) {
 }
 
 // The local payload index keeps the last PayloadDigests digests, and its
-// bounds survive reopening the store.
+// bounds survive reopening the store once flushed.
 func TestStorePayloadsBounded(t *testing.T) {
 	dir := t.TempDir()
 	st, err := storage.Open(dir, storage.Options{})
@@ -176,6 +177,9 @@ func TestStorePayloadsBounded(t *testing.T) {
 	if p.Len() != 3 {
 		t.Errorf("Len = %d, want 3", p.Len())
 	}
+	if err := p.flush(); err != nil {
+		t.Fatal(err)
+	}
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -201,5 +205,93 @@ func TestStorePayloadsBounded(t *testing.T) {
 		if want && (got.TargetURI != fmt.Sprintf("http://x/%d", i) || !got.Date.Equal(date)) {
 			t.Errorf("digest %d: earlier %+v", i, got)
 		}
+	}
+}
+
+// The local payload index, with its writes batched, answers as an index
+// that writes every digest at once would (a map and an eviction queue),
+// before and after each flush, and what a flush wrote is what a reopened
+// store holds: random digests, limits and flush points.
+func TestStorePayloadsBatched(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	ctx := context.Background()
+	for _, max := range []int64{-1, 0, 1, 5, payloadBatch - 1, payloadBatch, 3 * payloadBatch} {
+		dir := t.TempDir()
+		st, err := storage.Open(dir, storage.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := openStorePayloads(StoreAdapter{st}, max)
+		if err != nil {
+			t.Fatal(err)
+		}
+		model := map[string]string{} // digest -> URI
+		var order []string
+		for i := range 1000 {
+			d := fmt.Sprintf("sha1:D%d", rng.IntN(300))
+			uri := fmt.Sprintf("http://x/%d", i)
+			got, found, err := p.TestAndAdd(ctx, d, storage.Revisit{TargetURI: uri, Date: time.Unix(int64(i), 0)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, wantFound := model[d]
+			if found != wantFound || (found && got.TargetURI != want) {
+				t.Fatalf("max %d, step %d, %s: found %v %q, want %v %q", max, i, d, found, got.TargetURI, wantFound, want)
+			}
+			if !wantFound {
+				if max >= 0 && int64(len(order)) >= max && len(order) > 0 {
+					delete(model, order[0])
+					order = order[1:]
+				}
+				model[d] = uri
+				order = append(order, d)
+			}
+			if p.Len() != int64(len(order)) {
+				t.Fatalf("max %d, step %d: Len %d, want %d", max, i, p.Len(), len(order))
+			}
+			if rng.IntN(200) == 0 {
+				// Flush, reopen, and go on with what the store holds.
+				if err := p.flush(); err != nil {
+					t.Fatal(err)
+				}
+				if err := st.Close(); err != nil {
+					t.Fatal(err)
+				}
+				if st, err = storage.Open(dir, storage.Options{}); err != nil {
+					t.Fatal(err)
+				}
+				if p, err = openStorePayloads(StoreAdapter{st}, max); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		// Every key the store holds after a last flush is the model's.
+		if err := p.flush(); err != nil {
+			t.Fatal(err)
+		}
+		keys := 0
+		if err := st.Ascend([]byte(payloadKeyPrefix), []byte(payloadKeyPrefix+"\xff"), func(k, v []byte) bool {
+			keys++
+			d := strings.TrimPrefix(string(k), payloadKeyPrefix)
+			if ref, err := decodePayloadRef(v); err != nil || model[d] != ref.TargetURI {
+				t.Errorf("max %d: store holds %s -> %q (%v), model %q", max, d, ref.TargetURI, err, model[d])
+			}
+			return true
+		}); err != nil {
+			t.Fatal(err)
+		}
+		orders := 0
+		if err := st.Ascend([]byte(payloadOrderPrefix), []byte(payloadOrderPrefix+"\xff"), func(k, v []byte) bool {
+			orders++
+			return true
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if keys != len(model) || orders != len(model) {
+			t.Errorf("max %d: store holds %d digests and %d order keys, want %d", max, keys, orders, len(model))
+		}
+		st.Close()
 	}
 }
