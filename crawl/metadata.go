@@ -18,15 +18,9 @@ import (
 // resolved against the page's base but not normalized. Links that
 // OnPage or a Collector add or remove later are not in it.
 func pageMetadata(ent frontier.Entry, res *fetch.Result) []byte {
-	if res.Status < 200 || res.Status >= 300 || !fetch.IsHTML(res.ContentType, res.Body) {
+	b := metadataHead(ent, res)
+	if b == nil {
 		return nil
-	}
-	b := make([]byte, 0, 64+len(res.Links)*80)
-	if ent.Via != "" {
-		b = storage.AppendWARCField(b, "via", ent.Via)
-	}
-	if ent.Hops != "" {
-		b = storage.AppendWARCField(b, "hopsFromSeed", ent.Hops)
 	}
 	refs := newPageRefs(res.Base)
 	var line []byte
@@ -42,6 +36,22 @@ func pageMetadata(ent frontier.Entry, res *fetch.Result) []byte {
 		line = append(append(append(append(line, ' '), byte(hop)), ' '), l.Context...)
 		// AppendWARCField copies line before it is written again.
 		b = storage.AppendWARCField(b, "outlink", unsafe.String(unsafe.SliceData(line), len(line)))
+	}
+	return b
+}
+
+// metadataHead starts the metadata block of an HTML page with its via and
+// hop path, room made for its outlinks; nil for anything else.
+func metadataHead(ent frontier.Entry, res *fetch.Result) []byte {
+	if res.Status < 200 || res.Status >= 300 || !fetch.IsHTML(res.ContentType, res.Body) {
+		return nil
+	}
+	b := make([]byte, 0, 64+len(res.Links)*80)
+	if ent.Via != "" {
+		b = storage.AppendWARCField(b, "via", ent.Via)
+	}
+	if ent.Hops != "" {
+		b = storage.AppendWARCField(b, "hopsFromSeed", ent.Hops)
 	}
 	return b
 }

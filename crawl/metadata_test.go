@@ -99,15 +99,9 @@ func FuzzPageRefs(f *testing.F) {
 // pageMetadataV0 is pageMetadata as it was before pageRefs: url.URL.Parse
 // for every reference.
 func pageMetadataV0(ent frontier.Entry, res *fetch.Result) []byte {
-	if res.Status < 200 || res.Status >= 300 || !fetch.IsHTML(res.ContentType, res.Body) {
+	b := metadataHead(ent, res)
+	if b == nil {
 		return nil
-	}
-	b := make([]byte, 0, 64+len(res.Links)*80)
-	if ent.Via != "" {
-		b = storage.AppendWARCField(b, "via", ent.Via)
-	}
-	if ent.Hops != "" {
-		b = storage.AppendWARCField(b, "hopsFromSeed", ent.Hops)
 	}
 	var line []byte
 	for _, l := range res.Links {
