@@ -295,3 +295,40 @@ func TestStorePayloadsBatched(t *testing.T) {
 		st.Close()
 	}
 }
+
+// BenchmarkStorePayloads adds new digests to the local payload index in an
+// embedded store, writing each at once (a flush after every add, as the
+// index did before it batched) and batched.
+func BenchmarkStorePayloads(b *testing.B) {
+	for _, each := range []bool{true, false} {
+		name := "batched"
+		if each {
+			name = "write-each"
+		}
+		b.Run(name, func(b *testing.B) {
+			st, err := storage.Open(b.TempDir(), storage.Options{DeferSync: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			p, err := openStorePayloads(StoreAdapter{st}, 1_000_000)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			ref := storage.Revisit{TargetURI: "http://docs.test/a/b/page.html", Date: time.Unix(1, 0)}
+			i := 0
+			for b.Loop() {
+				i++
+				if _, _, err := p.TestAndAdd(ctx, fmt.Sprintf("sha1:%032d", i), ref); err != nil {
+					b.Fatal(err)
+				}
+				if each {
+					if err := p.flush(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
