@@ -59,7 +59,7 @@ type storePayloads struct {
 }
 
 // payloadBatch is how many digests are added before their keys are
-// written to the store together.
+// written to the store together (as the next one is added).
 const payloadBatch = 64
 
 func openStorePayloads(st frontier.Store, max int64) (*storePayloads, error) {
@@ -123,6 +123,13 @@ func (p *storePayloads) TestAndAdd(_ context.Context, digest string, first stora
 	if !errors.Is(err, frontier.ErrNotFound) {
 		return storage.Revisit{}, false, fmt.Errorf("crawl: payload index: %w", err)
 	}
+	// A full batch is written before this digest is added: if the write
+	// fails, the call fails having changed nothing.
+	if p.unwritten >= payloadBatch {
+		if err := p.flushLocked(); err != nil {
+			return storage.Revisit{}, false, err
+		}
+	}
 	seq := p.next
 	if p.max >= 0 && int64(p.next-p.first) >= p.max && p.next > p.first {
 		evict := string(binary.BigEndian.AppendUint64([]byte(payloadOrderPrefix), p.first))
@@ -140,11 +147,7 @@ func (p *storePayloads) TestAndAdd(_ context.Context, digest string, first stora
 	p.setLocked(key, val)
 	p.setLocked(string(binary.BigEndian.AppendUint64([]byte(payloadOrderPrefix), seq)), []byte(digest))
 	p.next = seq + 1
-	if p.unwritten++; p.unwritten >= payloadBatch {
-		if err := p.flushLocked(); err != nil {
-			return storage.Revisit{}, false, err
-		}
-	}
+	p.unwritten++
 	return storage.Revisit{}, false, nil
 }
 

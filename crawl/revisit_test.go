@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/layercrawl/layercrawl/frontier"
 	"github.com/layercrawl/layercrawl/storage"
 )
 
@@ -293,6 +294,66 @@ func TestStorePayloadsBatched(t *testing.T) {
 			t.Errorf("max %d: store holds %d digests and %d order keys, want %d", max, keys, orders, len(model))
 		}
 		st.Close()
+	}
+}
+
+// failingStore fails every Write while fail is set.
+type failingStore struct {
+	frontier.Store
+	fail bool
+}
+
+var errWriteRefused = errors.New("write refused")
+
+func (s *failingStore) Write(fn func(w frontier.Writer) error) error {
+	if s.fail {
+		return errWriteRefused
+	}
+	return s.Store.Write(fn)
+}
+
+// A batch the store refuses fails the call that would have added the next
+// digest, which is then not added; the batch is written once the store
+// takes writes again.
+func TestStorePayloadsWriteFails(t *testing.T) {
+	st, err := storage.Open(t.TempDir(), storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	fs := &failingStore{Store: StoreAdapter{st}}
+	p, err := openStorePayloads(fs, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	add := func(i int) (bool, error) {
+		_, found, err := p.TestAndAdd(ctx, fmt.Sprintf("sha1:D%d", i), storage.Revisit{TargetURI: fmt.Sprintf("http://x/%d", i), Date: time.Unix(1, 0)})
+		return found, err
+	}
+	for i := range payloadBatch {
+		if _, err := add(i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fs.fail = true
+	if _, err := add(payloadBatch); !errors.Is(err, errWriteRefused) {
+		t.Fatalf("add with the batch refused: %v, want %v", err, errWriteRefused)
+	}
+	if p.Len() != payloadBatch {
+		t.Errorf("Len %d after the refused add, want %d", p.Len(), payloadBatch)
+	}
+	fs.fail = false
+	if found, err := add(payloadBatch); err != nil || found {
+		t.Fatalf("the refused digest again: found %v, %v; want a new digest", found, err)
+	}
+	if _, err := st.Get([]byte(payloadKeyPrefix + "sha1:D0")); err != nil {
+		t.Errorf("the batch is not in the store after the store recovered: %v", err)
+	}
+	for i := range payloadBatch + 1 {
+		if found, err := add(i); err != nil || !found {
+			t.Errorf("digest %d: found %v, %v", i, found, err)
+		}
 	}
 }
 
