@@ -84,9 +84,11 @@ var h1Readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4<<1
 // close closes c and pools its reader; c is not used again.
 func (c *h1Conn) close() {
 	c.Conn.Close()
-	c.br.Reset(nil)
-	h1Readers.Put(c.br)
-	c.br = nil
+	if c.br != nil {
+		c.br.Reset(nil)
+		h1Readers.Put(c.br)
+		c.br = nil
+	}
 }
 
 // headLimiter passes reads through to the connection, failing with
