@@ -51,8 +51,9 @@ type Match struct {
 // Index finds, among the documents added to it, those resembling a
 // query. Implementations are not safe for concurrent use (see Set).
 //
-// Neither Add nor Query keeps d or its slices after it returns: a caller
-// may reuse them (a pooled Shingler's hashes).
+// The indexes of this package keep neither d nor its slices once Add or
+// Query returns, so that a caller may reuse them (the crawler's pooled
+// Shinglers); TestIndexesKeepNoShingles checks each.
 type Index interface {
 	// Add indexes d under id. Adding a document with no shingles adds
 	// nothing.
