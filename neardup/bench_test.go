@@ -125,3 +125,31 @@ func BenchmarkShingler(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkWordHasher measures the word hashing of a page's visible text
+// alone, for English text (benchPage's) and for text in several scripts
+// with capitals, as the Debian Handbook's translations have; v0 is the
+// byte-at-a-time reference (feedV0).
+func BenchmarkWordHasher(b *testing.B) {
+	english := VisibleText(benchPage())
+	var mixed strings.Builder
+	for mixed.Len() < len(english) {
+		mixed.WriteString("Le Manuel de l'Administrateur Debian: Ελληνικά κείμενα, Русский текст, 日本語のテキスト, العربية 2026. APT and dpkg install packages. ")
+	}
+	for _, c := range []struct{ name, text string }{{"english", english}, {"mixed", mixed.String()}} {
+		for _, v := range []struct {
+			name string
+			feed func(*wordHasher, string)
+		}{{"v0", feedV0}, {"feed", (*wordHasher).feed}} {
+			b.Run(c.name+"/"+v.name, func(b *testing.B) {
+				b.SetBytes(int64(len(c.text)))
+				var h wordHasher
+				for b.Loop() {
+					h.out = h.out[:0]
+					v.feed(&h, c.text)
+					h.flush()
+				}
+			})
+		}
+	}
+}

@@ -5,6 +5,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/zeebo/xxh3"
 )
 
 func TestVisibleText(t *testing.T) {
@@ -155,4 +159,92 @@ func FuzzShinglerMatchesVisibleText(f *testing.F) {
 			t.Errorf("Shingler on %q: %x, want %x", doc, got, want)
 		}
 	})
+}
+
+// feedV0 is wordHasher.feed before it hashed ASCII words in place: one
+// byte or rune at a time through buf. It is the reference feed is
+// checked against.
+func feedV0(h *wordHasher, text string) {
+	for i := 0; i < len(text); {
+		c := text[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case 'a' <= c && c <= 'z' || '0' <= c && c <= '9':
+				h.buf = append(h.buf, c)
+			case 'A' <= c && c <= 'Z':
+				h.buf = append(h.buf, c+'a'-'A')
+			default:
+				if len(h.buf) > 0 {
+					h.out = append(h.out, xxh3.Hash(h.buf))
+					h.buf = h.buf[:0]
+				}
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(text[i:])
+		i += size
+		if unicode.IsLetter(r) || unicode.IsNumber(r) {
+			h.buf = utf8.AppendRune(h.buf, unicode.ToLower(r))
+		} else if len(h.buf) > 0 {
+			h.out = append(h.out, xxh3.Hash(h.buf))
+			h.buf = h.buf[:0]
+		}
+	}
+}
+
+// checkFeed compares feed with feedV0 on text given in pieces of n bytes
+// (n <= 0: whole).
+func checkFeed(t *testing.T, text string, n int) {
+	t.Helper()
+	var got, want wordHasher
+	for rest := text; len(rest) > 0; {
+		k := len(rest)
+		if n > 0 {
+			k = min(k, n)
+		}
+		got.feed(rest[:k])
+		feedV0(&want, rest[:k])
+		rest = rest[k:]
+	}
+	got.flush()
+	want.flush()
+	if !slices.Equal(got.out, want.out) {
+		t.Errorf("feed of %q in pieces of %d: %x, want %x", text, n, got.out, want.out)
+	}
+}
+
+// Words that start, end or change case at a piece's edge, or run on into
+// non-ASCII letters, hash as they did one byte at a time.
+func TestWordHasherPieces(t *testing.T) {
+	texts := append(slices.Clone(shinglerCases),
+		"lower UPPER Mixed digits123 a1B2 café caféS Straße ΣΊΣΥΦΟΣ x",
+		"word", "word ", " word", "wordÉ", "Éword", "a-b_c.d", "ab\xc3\xa9cd \xc3 x\xa9y",
+		strings.Repeat("segment ", 50)+"END")
+	for _, text := range texts {
+		for _, n := range []int{0, 1, 2, 3, 5, 7, 64} {
+			checkFeed(t, text, n)
+		}
+	}
+}
+
+// FuzzWordHasher checks feed against feedV0 on text cut into pieces.
+func FuzzWordHasher(f *testing.F) {
+	for _, doc := range shinglerCases {
+		f.Add(doc, uint8(0))
+		f.Add(doc, uint8(3))
+	}
+	f.Fuzz(func(t *testing.T, text string, n uint8) {
+		checkFeed(t, text, int(n))
+	})
+}
+
+// wordRune agrees with unicode on every rune.
+func TestWordRune(t *testing.T) {
+	for r := range rune(unicode.MaxRune + 2) {
+		lower, ok := wordRune(r)
+		if want, wantOK := unicode.ToLower(r), unicode.IsLetter(r) || unicode.IsNumber(r); lower != want || ok != wantOK {
+			t.Fatalf("wordRune(%U) = %U, %v; want %U, %v", r, lower, ok, want, wantOK)
+		}
+	}
 }
