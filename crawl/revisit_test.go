@@ -357,6 +357,64 @@ func TestStorePayloadsWriteFails(t *testing.T) {
 	}
 }
 
+// countingStore counts the store's Gets.
+type countingStore struct {
+	frontier.Store
+	gets int
+}
+
+func (s *countingStore) Get(key []byte) ([]byte, error) {
+	s.gets++
+	return s.Store.Get(key)
+}
+
+// A new digest is not looked up in the store (the filter of known digests
+// says it is new), a known one is, also after the index is reopened (the
+// filter is rebuilt from the store).
+func TestStorePayloadsFilter(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	const n = 1000
+	for round := range 3 {
+		st, err := storage.Open(dir, storage.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs := &countingStore{Store: StoreAdapter{st}}
+		p, err := openStorePayloads(cs, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// round 0 adds digests 0..n-1, round 1 finds them and adds n..2n-1,
+		// round 2 finds all 2n.
+		for i := range min(2, round+1) * n {
+			cs.gets = 0
+			d := fmt.Sprintf("sha1:D%d", i)
+			_, found, err := p.TestAndAdd(ctx, d, storage.Revisit{TargetURI: "http://x/", Date: time.Unix(1, 0)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if old := i < round*n; found != old {
+				t.Fatalf("round %d, %s: found %v, want %v", round, d, found, old)
+			}
+			if found && cs.gets != 1 {
+				t.Errorf("round %d, %s (known): %d store lookups, want 1", round, d, cs.gets)
+			}
+			if !found && cs.gets > 0 {
+				// None but for a false positive, which at 2,000 digests
+				// in a filter for 1,000,000 is about 1e-19.
+				t.Errorf("round %d, %s (new): %d store lookups", round, d, cs.gets)
+			}
+		}
+		if err := p.flush(); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkStorePayloads adds new digests to the local payload index in an
 // embedded store, writing each at once (a flush after every add, as the
 // index did before it batched) and batched.
