@@ -11,8 +11,9 @@
 #     per host (one process given all of the host's URLs, so it reuses a
 #     connection where the server allows), the three in parallel.
 # It prints each run's wall time and CPU time (user+sys of the process and
-# its children, not of the servers), then the medians, CPU per page and
-# the crawl / curl wall-time ratio.
+# its children), the servers' CPU during each (from /proc/PID/stat: the
+# same requests, so it shows how fast the machine was at the time), then
+# the medians, CPU per page and the crawl / curl wall-time ratio.
 #
 # Usage: docs/bench-realsites.sh [RUNS] [CRAWLER_BINARY...]
 #   RUNS defaults to 5. CRAWLER_BINARY defaults to a build of this tree;
@@ -55,11 +56,19 @@ echo "sites: ${seeds[*]} ($PROTO); machine: $(nproc) cores"
 # cpu prints a process tree's user+sys seconds from time(1)'s output.
 cpu() { awk '{printf "%.2f", $2 + $3}' "$1"; }
 wall() { awk '{printf "%.2f", $1}' "$1"; }
+# srvcpu prints the servers' user+sys seconds so far (fields 14 and 15 of
+# /proc/PID/stat, in clock ticks).
+tck=$(getconf CLK_TCK)
+srvcpu() {
+	for p in "${servers[@]}"; do cut -d' ' -f14,15 "/proc/$p/stat"; done |
+		awk -v t="$tck" '{s += $1 + $2} END {printf "%.2f", s / t}'
+}
 
 for run in $(seq "$RUNS"); do
 for crawler in "${crawlers[@]}"; do
 	load=$(cut -d' ' -f1 /proc/loadavg)
 	rm -rf "$work/crawl"
+	s0=$(srvcpu)
 	/usr/bin/time -f '%e %U %S %M' -o "$work/time.crawl" \
 		"$crawler" crawl --out "$work/crawl" --delay -1 --allow-private --progress-interval -1 \
 		--seeds "$work/seeds.txt" >"$work/crawl.out" 2>"$work/crawl.err"
@@ -72,13 +81,15 @@ for crawler in "${crawlers[@]}"; do
 		read -r addr port _ <<<"$s"
 		grep "^http://$addr:$port/" "$work/urls" | sed 's/.*/url = "&"\noutput = "\/dev\/null"/' >"$work/curl.$port"
 	done
+	s1=$(srvcpu)
 	/usr/bin/time -f '%e %U %S %M' -o "$work/time.curl" bash -c '
 		for f in "$@"; do curl -s -K "$f" & done; wait' _ "$work"/curl.*
-	printf 'run %d %s (load %s): crawler %6.2fs wall, %6.2fs CPU, %d fetches (%d HTML pages), %.3f ms CPU/fetch, %.3f ms CPU/HTML page, %4.0f MiB peak, WARC %s | curl %6.2fs wall, %5.2fs CPU | wall ratio %.2f\n' \
+	s2=$(srvcpu)
+	printf 'run %d %s (load %s): crawler %6.2fs wall, %6.2fs CPU, %d fetches (%d HTML pages), %.3f ms CPU/fetch, %.3f ms CPU/HTML page, %4.0f MiB peak, WARC %s, servers %.2fs CPU | curl %6.2fs wall, %5.2fs CPU, servers %.2fs CPU | wall ratio %.2f\n' \
 		"$run" "$(basename "$crawler")" "$load" "$(wall "$work/time.crawl")" "$(cpu "$work/time.crawl")" "$pages" "$html" \
 		"$(echo "1000 * $(cpu "$work/time.crawl") / $pages" | bc -l)" "$(echo "1000 * $(cpu "$work/time.crawl") / $html" | bc -l)" \
-		"$(awk '{print $4/1024}' "$work/time.crawl")" "$(du -sh "$work/crawl/warc" | cut -f1)" \
-		"$(wall "$work/time.curl")" "$(cpu "$work/time.curl")" \
+		"$(awk '{print $4/1024}' "$work/time.crawl")" "$(du -sh "$work/crawl/warc" | cut -f1)" "$(echo "$s1 - $s0" | bc -l)" \
+		"$(wall "$work/time.curl")" "$(cpu "$work/time.curl")" "$(echo "$s2 - $s1" | bc -l)" \
 		"$(echo "$(wall "$work/time.crawl") / $(wall "$work/time.curl")" | bc -l)" | tee -a "$work/runs.$(basename "$crawler")"
 done
 done
