@@ -64,16 +64,17 @@ func TestCrawlRedisWorkerKilled(t *testing.T) {
 		t.Skip("distributed crawl with a killed worker skipped in -short mode")
 	}
 	rdb, prefix := statusRedis(t) // skips without Redis unless CI=true; deletes the keys after
-	site, hosts := testsite.Start(t, 5000)
-	wantFetched, wantDenied := site.Expected()
-	dir := t.TempDir()
-	out := filepath.Join(dir, "out")
-	seeds := writeSeeds(t, dir, site.Roots())
 	const (
 		workers     = 3
 		concurrency = 4
 		killAt      = 800 // pages in the victim's log: about 40% of the crawl
 	)
+	undisturbed := undisturbedCrawlTime(t, workers, concurrency)
+	site, hosts := testsite.Start(t, 5000)
+	wantFetched, wantDenied := site.Expected()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	seeds := writeSeeds(t, dir, site.Roots())
 	start := time.Now()
 	cmds, outs, errs := startVictimCrawl(t, workers, concurrency, seeds, out, prefix)
 
@@ -124,18 +125,22 @@ func TestCrawlRedisWorkerKilled(t *testing.T) {
 		t.Errorf("status after the crawl: exit %d, want only the victim %s, gone:\n%s%s", code, victimID, stdout, stderr)
 	}
 	doneAfter := time.Since(start)
-	t.Logf("victim %s killed after %v holding %d leases; crawl done after %v", victimID, killedAfter.Round(time.Millisecond), held, doneAfter.Round(time.Millisecond))
+	t.Logf("victim %s killed after %v holding %d leases; crawl done after %v; the same crawl undisturbed took %v",
+		victimID, killedAfter.Round(time.Millisecond), held, doneAfter.Round(time.Millisecond), undisturbed.Round(time.Millisecond))
 	// Issue 12 §3: the survivors finish within the undisturbed crawl's
-	// time plus 15s. The kill comes mid-crawl, so finishing within 15s of
-	// it is enough. The race detector slows the rest of the crawl down
-	// threefold: there the bound only shows the leases were not waited
-	// out; the run without it (racetests) checks the 15s.
-	bound := 15 * time.Second
+	// time plus 15s. Measured, not assumed: "within 15s of the kill" held
+	// only where the rest of the crawl took less than that (a kill after
+	// 13s of a 30s crawl failed it on a slower machine). The race detector
+	// slows the crawl threefold, and the slack with it; the run without it
+	// (racetests) checks the 15s. Waiting out the two-minute leases would
+	// overshoot either.
+	slack := 15 * time.Second
 	if raceEnabled {
-		bound = 45 * time.Second
+		slack = 45 * time.Second
 	}
-	if doneAfter-killedAfter > bound {
-		t.Errorf("crawl done %v after the kill, want within %v: the survivors waited for the two-minute leases, not the heartbeats", doneAfter-killedAfter, bound)
+	if doneAfter > undisturbed+slack {
+		t.Errorf("crawl done after %v, want within the undisturbed crawl's %v plus %v: the survivors waited for the two-minute leases, not the heartbeats",
+			doneAfter, undisturbed, slack)
 	}
 	t.Logf("worker 1 summary:\n%s", outs[1])
 
@@ -342,6 +347,25 @@ func TestCrawlRedisWorkerStopped(t *testing.T) {
 	}
 	checkLogFields(t, kept)
 	checkWARC(t, out, entries, held, false)
+}
+
+// undisturbedCrawlTime crawls another copy of the generated site with
+// the same workers and flags, none of them stopped, and returns how long
+// it took: what issue 12 §3 measures a crawl with a killed worker against.
+func undisturbedCrawlTime(t *testing.T, workers, concurrency int) time.Duration {
+	t.Helper()
+	_, prefix := statusRedis(t)
+	site, _ := testsite.Start(t, 5000)
+	dir := t.TempDir()
+	seeds := writeSeeds(t, dir, site.Roots())
+	start := time.Now()
+	cmds, outs, errs := startVictimCrawl(t, workers, concurrency, seeds, filepath.Join(dir, "out"), prefix)
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("undisturbed crawl, worker %d: %v\nstdout:\n%s\nstderr:\n%s", i, err, outs[i], errs[i])
+		}
+	}
+	return time.Since(start)
 }
 
 // startVictimCrawl starts the worker processes of TestCrawlRedisWorkerKilled
