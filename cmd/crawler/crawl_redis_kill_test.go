@@ -69,7 +69,12 @@ func TestCrawlRedisWorkerKilled(t *testing.T) {
 		concurrency = 4
 		killAt      = 800 // pages in the victim's log: about 40% of the crawl
 	)
-	undisturbed := undisturbedCrawlTime(t, workers, concurrency)
+	// The race detector slows the crawl threefold and CI's time is short:
+	// there the crawl is not run undisturbed first (see the bound below).
+	var undisturbed time.Duration
+	if !raceEnabled {
+		undisturbed = undisturbedCrawlTime(t, workers, concurrency)
+	}
 	site, hosts := testsite.Start(t, 5000)
 	wantFetched, wantDenied := site.Expected()
 	dir := t.TempDir()
@@ -125,20 +130,23 @@ func TestCrawlRedisWorkerKilled(t *testing.T) {
 		t.Errorf("status after the crawl: exit %d, want only the victim %s, gone:\n%s%s", code, victimID, stdout, stderr)
 	}
 	doneAfter := time.Since(start)
-	t.Logf("victim %s killed after %v holding %d leases; crawl done after %v; the same crawl undisturbed took %v",
-		victimID, killedAfter.Round(time.Millisecond), held, doneAfter.Round(time.Millisecond), undisturbed.Round(time.Millisecond))
+	t.Logf("victim %s killed after %v holding %d leases; crawl done after %v", victimID, killedAfter.Round(time.Millisecond), held, doneAfter.Round(time.Millisecond))
+	if !raceEnabled {
+		t.Logf("the same crawl undisturbed took %v", undisturbed.Round(time.Millisecond))
+	}
 	// Issue 12 §3: the survivors finish within the undisturbed crawl's
 	// time plus 15s. Measured, not assumed: "within 15s of the kill" held
 	// only where the rest of the crawl took less than that (a kill after
-	// 13s of a 30s crawl failed it on a slower machine). The race detector
-	// slows the crawl threefold, and the slack with it; the run without it
-	// (racetests) checks the 15s. Waiting out the two-minute leases would
-	// overshoot either.
-	slack := 15 * time.Second
+	// 13s of a 30s crawl failed it on a slower machine). Under the race
+	// detector the bound only shows that the leases were not waited out
+	// (two minutes): the rest of the crawl ends within 45s of the kill
+	// (23-26s, 2026-11-27); the run without it (racetests)
+	// checks issue 12's bound.
 	if raceEnabled {
-		slack = 45 * time.Second
-	}
-	if doneAfter > undisturbed+slack {
+		if doneAfter-killedAfter > 45*time.Second {
+			t.Errorf("crawl done %v after the kill, want within 45s: the survivors waited for the two-minute leases, not the heartbeats", doneAfter-killedAfter)
+		}
+	} else if slack := 15 * time.Second; doneAfter > undisturbed+slack {
 		t.Errorf("crawl done after %v, want within the undisturbed crawl's %v plus %v: the survivors waited for the two-minute leases, not the heartbeats",
 			doneAfter, undisturbed, slack)
 	}
