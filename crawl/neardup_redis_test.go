@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -185,52 +186,102 @@ func TestNearDuplicatesTestwebRedis(t *testing.T) {
 	t.Logf("%d HTML pages, %d indexed, %d groups, %d found", html, n, firsts, found)
 }
 
-// BenchmarkRedisNearDups checks and adds distinct pages of 300-600 words
-// in the shared index and reports Redis's memory per page indexed (the
-// growth of INFO used_memory: run it on an otherwise idle Redis).
+// BenchmarkRedisNearDups checks and adds pages in the shared index and
+// reports Redis's CPU per page (the commands' own time, from INFO
+// commandstats) and its memory per page indexed (the growth of INFO
+// used_memory): run it on an otherwise idle Redis.
+//
+//   - distinct: pages of 300-600 words, each its own text, so that few
+//     pages share a band;
+//   - template: pages that are one site's template of 300 words plus 10-40
+//     words of their own, as generated catalogues and small forum pages
+//     are, so that every band's chain is full and a page has hundreds of
+//     candidates.
 func BenchmarkRedisNearDups(b *testing.B) {
-	prefix := testRedisPrefix(b, "neardupbench")
-	rdb := redis.NewClient(&redis.Options{Addr: capturesTestRedis})
-	defer rdb.Close()
-	nd := newTestRedisNearDups(b, rdb, prefix, -1)
-	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(1, 2))
 	vocab := mutate.Vocabulary(rng, 20000)
-	pages := make([][]uint64, 1000)
-	for i := range pages {
-		pages[i] = neardup.ShingleHashes(strings.Join(mutate.Text(rng, vocab, 300+rng.IntN(300)), " "), 0)
+	distinct := make([][]uint64, 1000)
+	for i := range distinct {
+		distinct[i] = neardup.ShingleHashes(strings.Join(mutate.Text(rng, vocab, 300+rng.IntN(300)), " "), 0)
 	}
-	used := func() int64 {
-		info, err := rdb.Info(ctx, "memory").Result()
-		if err != nil {
-			b.Fatal(err)
+	template := mutate.Text(rng, vocab, 300)
+	templated := make([][]uint64, 1000)
+	for i := range templated {
+		own := mutate.Text(rng, vocab, 10+rng.IntN(30))
+		templated[i] = neardup.ShingleHashes(strings.Join(template, " ")+" "+strings.Join(own, " "), 0)
+	}
+	for _, bc := range []struct {
+		name  string
+		pages [][]uint64
+	}{{"distinct", distinct}, {"template", templated}} {
+		b.Run(bc.name, func(b *testing.B) {
+			prefix := testRedisPrefix(b, "neardupbench")
+			rdb := redis.NewClient(&redis.Options{Addr: capturesTestRedis})
+			defer rdb.Close()
+			nd := newTestRedisNearDups(b, rdb, prefix, -1)
+			ctx := context.Background()
+			used, usec := redisMemory(b, rdb), redisCommandsUsec(b, rdb)
+			i := 0
+			for b.Loop() {
+				sh := bc.pages[i%len(bc.pages)]
+				// Each page distinct: its shingles shifted by its number.
+				page := make([]uint64, len(sh))
+				for j, s := range sh {
+					page[j] = s + uint64(i/len(bc.pages))*0x9e3779b97f4a7c15
+				}
+				u := fmt.Sprintf("http://host%d.example/section/page-%d.html", i%100, i)
+				if _, _, err := nd.testAndAdd(ctx, xxh3.HashString(u), u, page, 0.7); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			b.ReportMetric(float64(redisCommandsUsec(b, rdb)-usec)/float64(i), "redis-µs/page")
+			b.ReportMetric(float64(redisMemory(b, rdb)-used)/float64(i), "redis-B/page")
+		})
+	}
+}
+
+// redisInfo returns the integer fields of an INFO section: for
+// "commandstats", each command's usec field (key "cmdstat_NAME").
+func redisInfo(tb testing.TB, rdb *redis.Client, section string) map[string]int64 {
+	tb.Helper()
+	info, err := rdb.Info(context.Background(), section).Result()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	m := map[string]int64{}
+	for _, l := range strings.Split(info, "\r\n") {
+		k, v, ok := strings.Cut(l, ":")
+		if !ok {
+			continue
 		}
-		for _, l := range strings.Split(info, "\r\n") {
-			if v, ok := strings.CutPrefix(l, "used_memory:"); ok {
-				var n int64
-				fmt.Sscan(v, &n)
-				return n
+		if rest, ok := strings.CutPrefix(v, "calls="); ok { // commandstats
+			for _, f := range strings.Split(rest, ",") {
+				if us, ok := strings.CutPrefix(f, "usec="); ok {
+					v = us
+				}
 			}
 		}
-		b.Fatal("no used_memory in INFO memory")
-		return 0
-	}
-	before := used()
-	i := 0
-	for b.Loop() {
-		sh := pages[i%len(pages)]
-		// Each page distinct: its shingles shifted by its number.
-		page := make([]uint64, len(sh))
-		for j, s := range sh {
-			page[j] = s + uint64(i/len(pages))*0x9e3779b97f4a7c15
+		var n int64
+		if _, err := fmt.Sscan(v, &n); err == nil {
+			m[k] = n
 		}
-		u := fmt.Sprintf("http://host%d.example/section/page-%d.html", i%100, i)
-		if _, _, err := nd.testAndAdd(ctx, xxh3.HashString(u), u, page, 0.7); err != nil {
-			b.Fatal(err)
-		}
-		i++
 	}
-	b.ReportMetric(float64(used()-before)/float64(i), "redis-B/page")
+	return m
+}
+
+func redisMemory(tb testing.TB, rdb *redis.Client) int64 {
+	return redisInfo(tb, rdb, "memory")["used_memory"]
+}
+
+// redisCommandsUsec returns the microseconds Redis has spent in commands
+// (scripts included) since its statistics were last reset.
+func redisCommandsUsec(tb testing.TB, rdb *redis.Client) int64 {
+	var sum int64
+	for _, us := range redisInfo(tb, rdb, "commandstats") {
+		sum += us
+	}
+	return sum
 }
 
 // newTestRedisNearDups returns a worker's shared index under prefix,
@@ -246,4 +297,57 @@ func newTestRedisNearDups(tb testing.TB, rdb *redis.Client, prefix string, max i
 		tb.Fatal(err)
 	}
 	return nd
+}
+
+// A worker's signature cache holds at most redisNearDupCache signatures,
+// evicting the oldest, and reports the ids it does not hold.
+func TestSigCache(t *testing.T) {
+	var c sigCache
+	for i := range uint64(redisNearDupCache + 10) {
+		c.put(i, fmt.Sprint(i))
+	}
+	c.put(20, "again") // held: unchanged
+	if len(c.m) != redisNearDupCache {
+		t.Fatalf("%d cached, want %d", len(c.m), redisNearDupCache)
+	}
+	ids := []uint64{0, 9, 10, 20, redisNearDupCache + 9, redisNearDupCache + 10}
+	vals := make([]string, len(ids))
+	missing := c.get(ids, vals)
+	if fmt.Sprint(missing) != "[0 1 5]" {
+		t.Errorf("missing %v, want the first ten evicted and the one never put: [0 1 5]", missing)
+	}
+	if vals[2] != "10" || vals[3] != "20" || vals[4] != fmt.Sprint(redisNearDupCache+9) {
+		t.Errorf("values %q", vals)
+	}
+}
+
+// A candidate whose signature is gone from Redis (the index cleared by
+// hand) is skipped, not an error, and a worker's cached signatures give
+// the same answer as Redis's.
+func TestRedisNearDupsMissingSignature(t *testing.T) {
+	prefix := testRedisPrefix(t, "neardupmissing")
+	rdb := redis.NewClient(&redis.Options{Addr: capturesTestRedis})
+	defer rdb.Close()
+	ctx := context.Background()
+	a, b := newTestRedisNearDups(t, rdb, prefix, -1), newTestRedisNearDups(t, rdb, prefix, -1)
+	sh := neardup.ShingleHashes(strings.Repeat("one template of many pages ", 30), 0)
+	for i, w := range []*redisNearDups{a, a, b} {
+		u := fmt.Sprintf("http://h/%d", i)
+		of, r, err := w.testAndAdd(ctx, xxh3.HashString(u), u, sh, 0.7)
+		if want := fmt.Sprintf("http://h/%d", i-1); err != nil || i > 0 && (of != want || r != 1) {
+			t.Fatalf("page %d: %q at %v (%v), want %s at 1", i, of, r, err, want)
+		}
+	}
+	// b has no signature cached but its own page 2's: page 1's is gone.
+	if err := rdb.HDel(ctx, prefix+"{neardup}:sigs", string(binary.BigEndian.AppendUint64(nil, xxh3.HashString("http://h/1")))).Err(); err != nil {
+		t.Fatal(err)
+	}
+	u := "http://h/3"
+	if of, _, err := b.testAndAdd(ctx, xxh3.HashString(u), u, sh, 0.7); err != nil || of != "http://h/2" {
+		t.Errorf("page 3 on the worker without page 1's signature: %q (%v), want page 2", of, err)
+	}
+	u = "http://h/4"
+	if of, _, err := a.testAndAdd(ctx, xxh3.HashString(u), u, sh, 0.7); err != nil || of != "http://h/3" {
+		t.Errorf("page 4: %q (%v), want page 3", of, err)
+	}
 }
