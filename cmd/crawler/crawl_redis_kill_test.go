@@ -274,7 +274,7 @@ func freezeHoldingLeases(t *testing.T, rdb *redis.Client, prefix string, victim 
 }
 
 // TestCrawlRedisWorkerStopped: as TestCrawlRedisWorkerKilled, but the
-// victim is stopped (SIGSTOP) for 20s, a worker presumed dead that is not:
+// victim is stopped (SIGSTOP) for 10s, a worker presumed dead that is not:
 // its liveness (3s) expires, the others take its hosts back and finish,
 // and when it is continued (SIGCONT) its late completions are fenced. All
 // three exit cleanly, no URL is lost, and the URLs fetched twice are at
@@ -289,7 +289,7 @@ func TestCrawlRedisWorkerStopped(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
 	seeds := writeSeeds(t, dir, site.Roots())
-	const workers, concurrency, stopAt, stopFor = 3, 4, 800, 20 * time.Second
+	const workers, concurrency, stopAt, stopFor = 3, 4, 800, 10 * time.Second
 	cmds, outs, errs := startVictimCrawl(t, workers, concurrency, seeds, out, prefix)
 	victim := cmds[0]
 	held, victimID, _ := freezeHoldingLeases(t, rdb, prefix, victim, errs[0], out, stopAt)
