@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/gocolly/colly/v2"
@@ -105,9 +106,17 @@ func New(opts Options) (*Fetcher, error) {
 		Timeout:   opts.ConnectTimeout,
 		KeepAlive: -1,
 		Resolver:  opts.Resolver,
-	}
-	if !opts.AllowPrivate {
-		dialer.Control = dialControl
+		// The address policy first: a refused address is never
+		// connected to. Then the connect itself, so that a handshake
+		// done at once is not waited for in the poller (connectNow).
+		Control: func(network, address string, c syscall.RawConn) error {
+			if !opts.AllowPrivate {
+				if err := dialControl(network, address, c); err != nil {
+					return err
+				}
+			}
+			return connectNow(network, address, c)
+		},
 	}
 	var tlsConfig *tls.Config
 	if opts.TLSConfig != nil {
