@@ -42,7 +42,10 @@
 //     multicast, documentation and other non-global addresses. The check
 //     runs in net.Dialer.Control on the address being connected to, after
 //     resolution, so DNS rebinding cannot slip past it; environment proxies
-//     are not used, since they would bypass it.
+//     are not used, since they would bypass it. On Linux the same hook then
+//     starts the connect itself, so that a handshake completed at once (a
+//     server on this machine) is not waited for in Go's poller, which runs
+//     only when a P is idle (connectNow).
 //
 // # Errors
 //
