@@ -5,6 +5,7 @@ package fetch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"runtime"
@@ -150,4 +151,62 @@ func BenchmarkDialBusy(b *testing.B) {
 			wg.Wait()
 		})
 	}
+}
+
+// A connect that does not complete at once (the listener's accept queue is
+// full, so its SYN is dropped and sent again a second later) is waited for
+// in the poller as before: within the dialer's timeout it fails as a
+// timeout, and it succeeds once the listener has room.
+func TestConnectNowPending(t *testing.T) {
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	defer syscall.Shutdown(fd, syscall.SHUT_RDWR) // ends the Accept below
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Listen(fd, 0); err != nil { // room for one connection
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", sa.(*syscall.SockaddrInet4).Port)
+	first, err := net.Dial("tcp", addr) // fills the queue
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+
+	d := &net.Dialer{Control: connectNow, Timeout: 300 * time.Millisecond}
+	start := time.Now()
+	c, err := d.DialContext(context.Background(), "tcp", addr)
+	if err == nil {
+		c.Close()
+		t.Fatal("dial to a full accept queue succeeded at once")
+	}
+	if took := time.Since(start); classify(err, nil) != KindTimeout || took < 250*time.Millisecond || took > 5*time.Second {
+		t.Fatalf("dial to a full queue: %v (kind %v) after %v, want a timeout after 300ms", err, classify(err, nil), took)
+	}
+
+	// Room again once the listener accepts: the connect pending in the
+	// poller completes when the SYN is sent again.
+	go func() {
+		for {
+			nfd, _, err := syscall.Accept(fd)
+			if err != nil {
+				return
+			}
+			syscall.Close(nfd)
+		}
+	}()
+	d.Timeout = 10 * time.Second
+	c, err = d.DialContext(context.Background(), "tcp", addr)
+	if err != nil {
+		t.Fatalf("dial once the listener accepts: %v", err)
+	}
+	c.Close()
 }
