@@ -19,20 +19,7 @@ import (
 // A dial through connectNow gives a working connection, and a refused one
 // the error net's own connect gives, classified alike.
 func TestConnectNow(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { io.Copy(c, c); c.Close() }()
-		}
-	}()
+	ln := serveLoopback(t, func(c net.Conn) { io.Copy(c, c) })
 	d := &net.Dialer{Control: connectNow, Timeout: 5 * time.Second}
 	for range 50 {
 		c, err := d.DialContext(context.Background(), "tcp", ln.Addr().String())
@@ -107,20 +94,7 @@ func TestFetchPolicyBeforeConnect(t *testing.T) {
 // dial waits for the poller, which runs when a P is idle; connectNow's
 // does not wait for a handshake already done.
 func BenchmarkDialBusy(b *testing.B) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	ln := serveLoopback(b, func(net.Conn) {})
 	for _, bc := range []struct {
 		name    string
 		control func(string, string, syscall.RawConn) error
@@ -209,4 +183,25 @@ func TestConnectNowPending(t *testing.T) {
 		t.Fatalf("dial once the listener accepts: %v", err)
 	}
 	c.Close()
+}
+
+// serveLoopback listens on 127.0.0.1 until the test ends and runs handle
+// on each connection it accepts, then closes it.
+func serveLoopback(tb testing.TB, handle func(net.Conn)) net.Listener {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { handle(c); c.Close() }()
+		}
+	}()
+	return ln
 }
