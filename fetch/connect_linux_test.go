@@ -3,12 +3,14 @@
 package fetch
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -19,10 +21,10 @@ import (
 // A dial through connectNow gives a working connection, and a refused one
 // the error net's own connect gives, classified alike.
 func TestConnectNow(t *testing.T) {
-	ln := serveLoopback(t, func(c net.Conn) { io.Copy(c, c) })
+	addr := strings.TrimPrefix(rawServer(t, func(c net.Conn, br *bufio.Reader) { io.Copy(c, br) }), "http://")
 	d := &net.Dialer{Control: connectNow, Timeout: 5 * time.Second}
 	for range 50 {
-		c, err := d.DialContext(context.Background(), "tcp", ln.Addr().String())
+		c, err := d.DialContext(context.Background(), "tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -35,13 +37,7 @@ func TestConnectNow(t *testing.T) {
 		}
 		c.Close()
 	}
-	// A port nobody listens on (taken, then freed).
-	l2, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := l2.Addr().String()
-	l2.Close()
+	closed := closedAddr(t)
 	for _, d := range []*net.Dialer{{Control: connectNow}, {}} {
 		_, err := d.DialContext(context.Background(), "tcp", closed)
 		if !errors.Is(err, syscall.ECONNREFUSED) {
@@ -94,7 +90,7 @@ func TestFetchPolicyBeforeConnect(t *testing.T) {
 // dial waits for the poller, which runs when a P is idle; connectNow's
 // does not wait for a handshake already done.
 func BenchmarkDialBusy(b *testing.B) {
-	ln := serveLoopback(b, func(net.Conn) {})
+	addr := strings.TrimPrefix(rawServer(b, func(net.Conn, *bufio.Reader) {}), "http://")
 	for _, bc := range []struct {
 		name    string
 		control func(string, string, syscall.RawConn) error
@@ -115,7 +111,7 @@ func BenchmarkDialBusy(b *testing.B) {
 			}
 			d := &net.Dialer{Control: bc.control}
 			for b.Loop() {
-				c, err := d.DialContext(context.Background(), "tcp", ln.Addr().String())
+				c, err := d.DialContext(context.Background(), "tcp", addr)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -183,25 +179,4 @@ func TestConnectNowPending(t *testing.T) {
 		t.Fatalf("dial once the listener accepts: %v", err)
 	}
 	c.Close()
-}
-
-// serveLoopback listens on 127.0.0.1 until the test ends and runs handle
-// on each connection it accepts, then closes it.
-func serveLoopback(tb testing.TB, handle func(net.Conn)) net.Listener {
-	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { handle(c); c.Close() }()
-		}
-	}()
-	return ln
 }

@@ -605,15 +605,22 @@ func TestFetchTLS(t *testing.T) {
 	}
 }
 
-func TestFetchConnectRefused(t *testing.T) {
+// closedAddr returns a loopback address nobody listens on: a port taken,
+// then freed.
+func closedAddr(t testing.TB) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := ln.Addr().String()
 	ln.Close()
+	return addr
+}
+
+func TestFetchConnectRefused(t *testing.T) {
 	f := newTestFetcher(t, Options{})
-	_, err = f.Fetch(context.Background(), "http://"+addr+"/")
+	_, err := f.Fetch(context.Background(), "http://"+closedAddr(t)+"/")
 	wantKind(t, err, KindConnect)
 }
 

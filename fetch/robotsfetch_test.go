@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -118,12 +117,7 @@ func TestFetchRobots(t *testing.T) {
 }
 
 func TestFetchRobotsUnreachable(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := closedAddr(t)
 	f := newTestFetcher(t, Options{})
 	r, res, err := f.FetchRobots(context.Background(), "http://"+addr+"/")
 	wantKind(t, err, KindConnect)
