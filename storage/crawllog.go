@@ -86,11 +86,30 @@ func OpenCrawlLog(path string) (*CrawlLog, error) {
 		f.Close()
 		return nil, fmt.Errorf("storage: crawl log %s: %w", path, err)
 	}
-	if _, err := f.Seek(0, io.SeekEnd); err != nil {
+	size, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("storage: crawl log %s: %w", path, err)
 	}
-	return &CrawlLog{f: f, w: bufio.NewWriterSize(f, 64<<10), torn: torn}, nil
+	lf := &logFile{f: f, size: size, wb: writeback{started: size}}
+	return &CrawlLog{f: f, w: bufio.NewWriterSize(lf, 64<<10), torn: torn}, nil
+}
+
+// logFile is the crawl log's file under its buffer: it starts the
+// writeback of what the buffer writes to it.
+type logFile struct {
+	f    *os.File
+	size int64
+	wb   writeback
+}
+
+func (lf *logFile) Write(p []byte) (int, error) {
+	n, err := lf.f.Write(p)
+	lf.size += int64(n)
+	if off, wn := lf.wb.wrote(lf.size); wn > 0 {
+		_ = startWriteback(lf.f, off, wn) // a hint: see startWriteback
+	}
+	return n, err
 }
 
 // truncateTornLine cuts f after its last newline and returns how many bytes

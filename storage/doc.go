@@ -52,8 +52,11 @@
 // use. A crash leaves at most the last request/response pair of the last
 // file torn; WARCReader returns every whole record before it and then an
 // error matching ErrTruncated. A new writer starts a new file rather than
-// appending. ResponseHead and RequestHead format HTTP heads that match a
-// body stored decoded. The files are checked with the independent reader
+// appending. As a file grows, the writer starts the kernel's writeback of
+// each MiB it appended (sync_file_range on Linux; the crawl log does the
+// same), so that the fsync of a Sync or Close has little left to write.
+// ResponseHead and RequestHead format HTTP heads that match a body stored
+// decoded. The files are checked with the independent reader
 // warcio.js in the tests.
 //
 // # Crawl log
