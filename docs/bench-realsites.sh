@@ -13,7 +13,10 @@
 # It prints each run's wall time and CPU time (user+sys of the process and
 # its children), the servers' CPU during each (from /proc/PID/stat: the
 # same requests, so it shows how fast the machine was at the time), then
-# the medians, CPU per page and the crawl / curl wall-time ratio.
+# the medians, CPU per page and the crawl / curl wall-time ratio. Each
+# crawl's line ends with its start-up (process start to the first logged
+# fetch) and shut-down (end of the last fetch to process exit), from the
+# log's fetched_at and duration_ms.
 #
 # Usage: docs/bench-realsites.sh [RUNS] [CRAWLER_BINARY...]
 #   RUNS defaults to 5. CRAWLER_BINARY defaults to a build of this tree;
@@ -69,9 +72,23 @@ for crawler in "${crawlers[@]}"; do
 	load=$(cut -d' ' -f1 /proc/loadavg)
 	rm -rf "$work/crawl"
 	s0=$(srvcpu)
+	t0=$(date +%s.%N)
 	/usr/bin/time -f '%e %U %S %M' -o "$work/time.crawl" \
 		"$crawler" crawl --out "$work/crawl" --delay -1 --allow-private --progress-interval -1 \
 		--seeds "$work/seeds.txt" >"$work/crawl.out" 2>"$work/crawl.err"
+	t1=$(date +%s.%N)
+	ends=$(python3 -c '
+import datetime, json, sys
+first, last = None, None
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if "fetched_at" not in e:
+        continue
+    t = datetime.datetime.fromisoformat(e["fetched_at"][:26].rstrip("Z") + "+00:00").timestamp()
+    first = t if first is None else min(first, t)
+    last = max(last or 0, t + e.get("duration_ms", 0) / 1000)
+print("start-up %.3fs, shut-down %.3fs" % (first - float(sys.argv[2]), float(sys.argv[3]) - last))
+' "$work/crawl/crawl.log.jsonl" "$t0" "$t1")
 	# The URLs the crawler fetched (every log line with a status), per host.
 	grep -o '"url":"[^"]*","status":[0-9]*' "$work/crawl/crawl.log.jsonl" |
 		sed 's/^"url":"\([^"]*\)".*/\1/' >"$work/urls"
@@ -85,12 +102,12 @@ for crawler in "${crawlers[@]}"; do
 	/usr/bin/time -f '%e %U %S %M' -o "$work/time.curl" bash -c '
 		for f in "$@"; do curl -s -K "$f" & done; wait' _ "$work"/curl.*
 	s2=$(srvcpu)
-	printf 'run %d %s (load %s): crawler %6.2fs wall, %6.2fs CPU, %d fetches (%d HTML pages), %.3f ms CPU/fetch, %.3f ms CPU/HTML page, %4.0f MiB peak, WARC %s, servers %.2fs CPU | curl %6.2fs wall, %5.2fs CPU, servers %.2fs CPU | wall ratio %.2f\n' \
+	printf 'run %d %s (load %s): crawler %6.2fs wall, %6.2fs CPU, %d fetches (%d HTML pages), %.3f ms CPU/fetch, %.3f ms CPU/HTML page, %4.0f MiB peak, WARC %s, servers %.2fs CPU | curl %6.2fs wall, %5.2fs CPU, servers %.2fs CPU | wall ratio %.2f | %s\n' \
 		"$run" "$(basename "$crawler")" "$load" "$(wall "$work/time.crawl")" "$(cpu "$work/time.crawl")" "$pages" "$html" \
 		"$(echo "1000 * $(cpu "$work/time.crawl") / $pages" | bc -l)" "$(echo "1000 * $(cpu "$work/time.crawl") / $html" | bc -l)" \
 		"$(awk '{print $4/1024}' "$work/time.crawl")" "$(du -sh "$work/crawl/warc" | cut -f1)" "$(echo "$s1 - $s0" | bc -l)" \
 		"$(wall "$work/time.curl")" "$(cpu "$work/time.curl")" "$(echo "$s2 - $s1" | bc -l)" \
-		"$(echo "$(wall "$work/time.crawl") / $(wall "$work/time.curl")" | bc -l)" | tee -a "$work/runs.$(basename "$crawler")"
+		"$(echo "$(wall "$work/time.crawl") / $(wall "$work/time.curl")" | bc -l)" "$ends" | tee -a "$work/runs.$(basename "$crawler")"
 done
 done
 median() { sort -n | awk '{a[NR]=$1} END{print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
@@ -100,5 +117,6 @@ for crawler in "${crawlers[@]}"; do
 		"CPU/HTML page $(sed 's/.* \([0-9.]*\) ms CPU\/HTML page.*/\1/' "$r" | median) ms," \
 		"crawler wall $(sed 's/.*crawler *\([0-9.]*\)s wall.*/\1/' "$r" | median) s," \
 		"curl wall $(sed 's/.*curl *\([0-9.]*\)s wall.*/\1/' "$r" | median) s," \
-		"wall ratio $(sed 's/.*wall ratio \([0-9.]*\)/\1/' "$r" | median)"
+		"wall ratio $(sed 's/.*wall ratio \([0-9.]*\).*/\1/' "$r" | median)," \
+		"shut-down $(sed 's/.*shut-down \([0-9.]*\)s.*/\1/' "$r" | median) s"
 done
