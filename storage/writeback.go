@@ -7,13 +7,12 @@ const writebackChunk = 1 << 20
 
 // writeback tracks an append-only file's growth and tells its writer when
 // to start the writing back of its pages, one writebackChunk at a time,
-// without waiting for it (startWriteback). The
-// fsync that makes the file durable (a checkpoint, Close) then has little
-// left to write: without this, a crawl shorter than the kernel's 30 s of
-// dirty page expiry left the whole of its WARC (68 MB on the three
-// documentation sites of docs/bench-realsites.sh) to the fsync of its
-// close, about 0.1 s of its wall time. The zero value is ready for a file
-// written from its start.
+// without waiting for it (startWriteback). The fsync that makes the file
+// durable (a checkpoint, Close) then has little left to write: without
+// this, a crawl shorter than the kernel's 30 s of dirty-page expiry left
+// the whole of its WARC (68 MB on the three documentation sites of
+// docs/bench-realsites.sh) to the fsync of its close, about 0.1 s of its
+// wall time. The zero value is ready for a file written from its start.
 type writeback struct {
 	started int64 // the file's bytes before this offset are under writeback
 }
