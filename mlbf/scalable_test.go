@@ -235,6 +235,35 @@ func TestScalableConcurrentExactlyOnce(t *testing.T) {
 	}
 }
 
+// An insert that finds the newest generation full, its growth not yet
+// done (the insert that filled it is waiting for the lock, or for a CPU),
+// adds the next generation before it inserts: a full generation that went
+// on taking keys would saturate and, frozen, report every later key
+// present.
+func TestScalableFullGenerationGrowsFirst(t *testing.T) {
+	s, err := NewScalable(ScalableOptions{ExpectedURLs: 64, FalsePositiveRate: 0.01})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.left.Store(0) // full, and the insert that filled it has not grown it
+	key := []string{"full.example", "a", "b"}
+	if s.TestAndAdd(key) {
+		t.Fatal("a new key reported present")
+	}
+	if g := s.Generations(); g != 2 {
+		t.Fatalf("%d generations after an insert into a full one, want 2", g)
+	}
+	if s.gens[0].Test(key) {
+		t.Error("the key went into the full generation")
+	}
+	if !s.Test(key) || !s.TestAndAdd(key) {
+		t.Error("the key is not in the filter")
+	}
+	if left, want := s.left.Load(), int64(s.caps[1])-1; left != want {
+		t.Errorf("the new generation may take %d keys, want %d", left, want)
+	}
+}
+
 // Snapshots taken while a goroutine inserts hold every key whose insert
 // returned before the capture, read back as a working filter, and copy
 // only the newest generation.
