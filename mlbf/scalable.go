@@ -39,9 +39,9 @@ type Scalable struct {
 	o    ScalableOptions
 	gens []*Concurrent // the oldest first; all but the newest are frozen
 	caps []uint64      // caps[i]: the keys generation i is sized for
-	// left counts the keys the newest generation may still take; the
-	// insert that brings it to zero adds a generation. neverGrow after a
-	// failed growth.
+	// left counts the keys the newest generation may still take; an
+	// insert that brings it to zero or below, or finds it there, adds a
+	// generation. neverGrow after a failed growth.
 	left atomic.Int64
 }
 
