@@ -123,7 +123,8 @@
 // compound rate stays below the target however many keys arrive, at a
 // cost in memory (2.35x a filter sized for the final count, at 10x the
 // first capacity and 1%). It is safe for concurrent use (each generation
-// is a Concurrent); it is saved with WriteTo and read with ReadFrom,
+// is a Concurrent, and takes at most its capacity plus one key per insert
+// under way when it fills); it is saved with WriteTo and read with ReadFrom,
 // snapshotted with Snapshot (which copies the newest generation only: the
 // older ones are frozen), and merged generation by generation with Merge.
 // The crawler uses it unless told to keep a fixed filter.
