@@ -91,7 +91,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	var last int
+	var last, memSeen int
 	for round := range 2 {
 		before := m.status(t).Totals.Fetched
 		dom := headless(t, bin, url, "--dump-dom")
@@ -119,13 +119,22 @@ func TestStatusPageInBrowser(t *testing.T) {
 		// memory). This local site fails no fetch: nothing retries.
 		queued, out := domInt(t, domQueued, dom), domInt(t, domInFlight, dom)
 		mem, spilled, retried := domInt(t, domInMemory, dom), domInt(t, domSpilled, dom), domInt(t, domRetried, dom)
-		if queued != out+mem+spilled || mem < 1 || retried != 0 {
+		if queued != out+mem+spilled || retried != 0 {
 			t.Errorf("round %d: page shows %d queued, %d out, %d in memory, %d spilled, %d retried; want queued = out + memory + spilled, no retries",
 				round, queued, out, mem, spilled, retried)
 		}
+		// A host's window is loaded from the store when the host's next
+		// entry is taken, so between the fetch of its last entry in memory
+		// and the next (the 100 ms delay) it has none in memory: CI saw
+		// "1101 queued, 0 out, 0 in memory, 1101 spilled" once. One of the
+		// two loads must show some.
+		memSeen = max(memSeen, mem)
 		if round == 0 {
 			time.Sleep(time.Second)
 		}
+	}
+	if memSeen < 1 {
+		t.Error("neither load showed an entry in memory")
 	}
 	shot := filepath.Join(t.TempDir(), "status.png")
 	if p := os.Getenv("LAYERCRAWL_SCREENSHOT"); p != "" {
