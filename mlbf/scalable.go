@@ -169,6 +169,13 @@ func (s *Scalable) growIfDue() {
 	}
 }
 
+// growIfDueLocking is growIfDue for a caller that holds no lock.
+func (s *Scalable) growIfDueLocking() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.growIfDue()
+}
+
 // TestAndAdd inserts the key and reports whether it was (probably) present
 // before the call: in any generation.
 func (s *Scalable) TestAndAdd(seg []string) bool {
@@ -183,9 +190,7 @@ func (s *Scalable) TestAndAdd(seg []string) bool {
 		// of 4,000 keys). So grow first. A generation takes at most one
 		// key more than its capacity per insert under way.
 		s.mu.RUnlock()
-		s.mu.Lock()
-		s.growIfDue()
-		s.mu.Unlock()
+		s.growIfDueLocking()
 		s.mu.RLock()
 	}
 	gens := s.gens
@@ -205,9 +210,7 @@ func (s *Scalable) TestAndAdd(seg []string) bool {
 	due := !present && s.left.Add(-1) <= 0
 	s.mu.RUnlock()
 	if due {
-		s.mu.Lock()
-		s.growIfDue()
-		s.mu.Unlock()
+		s.growIfDueLocking()
 	}
 	return present
 }
