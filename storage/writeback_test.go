@@ -108,7 +108,8 @@ func TestCrawlLogWriteback(t *testing.T) {
 	got := recordWritebacks(t)
 	path := filepath.Join(t.TempDir(), "crawl.log.jsonl")
 	// The log is appended to: the writeback starts where it was opened.
-	if err := os.WriteFile(path, []byte("{\"url\":\"http://old.example/\"}\n"), 0o644); err != nil {
+	const old = "{\"url\":\"http://old.example/\"}\n"
+	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	l, err := OpenCrawlLog(path)
@@ -136,7 +137,7 @@ func TestCrawlLogWriteback(t *testing.T) {
 	if len(ranges) < 2 {
 		t.Fatalf("%d writebacks of a %d-byte log", len(ranges), fi.Size())
 	}
-	checkWritebacks(t, "log", ranges, int64(len("{\"url\":\"http://old.example/\"}\n")), fi.Size())
+	checkWritebacks(t, "log", ranges, int64(len(old)), fi.Size())
 	lines, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
