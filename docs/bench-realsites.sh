@@ -16,7 +16,10 @@
 # the medians, CPU per page and the crawl / curl wall-time ratio. Each
 # crawl's line ends with its start-up (process start to the first logged
 # fetch) and shut-down (end of the last fetch to process exit), from the
-# log's fetched_at and duration_ms.
+# log's fetched_at and duration_ms. The first and last lines are
+# internal/tools/machineprobe's: what a system call, a page fault and a
+# hand-off between threads cost on this machine, which differ several-fold
+# between virtual machines of one kind (docs/BENCHMARKS.md).
 #
 # Usage: docs/bench-realsites.sh [RUNS] [CRAWLER_BINARY...]
 #   RUNS defaults to 5. CRAWLER_BINARY defaults to a build of this tree;
@@ -32,6 +35,8 @@ servers=()
 trap 'kill "${servers[@]}" 2>/dev/null || true; rm -rf "$work"' EXIT
 
 shift || true
+go build -o "$work/machineprobe" ./internal/tools/machineprobe
+"$work/machineprobe"
 crawlers=("$@")
 if [ ${#crawlers[@]} -eq 0 ]; then
 	go build -o "$work/crawler" ./cmd/crawler
@@ -120,3 +125,4 @@ for crawler in "${crawlers[@]}"; do
 		"wall ratio $(sed 's/.*wall ratio \([0-9.]*\).*/\1/' "$r" | median)," \
 		"shut-down $(sed 's/.*shut-down \([0-9.]*\)s.*/\1/' "$r" | median) s"
 done
+"$work/machineprobe"
