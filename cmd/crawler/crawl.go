@@ -29,6 +29,7 @@ type crawlCommand struct {
 	seedsFile  string
 	progress   time.Duration
 	cpuProfile string
+	cpus       int
 	monitor    monitorFlags
 }
 
@@ -95,6 +96,7 @@ func crawlFlags(fs *flag.FlagSet, c *crawlCommand) {
 	fs.Int64Var(&o.NearDuplicatePages, "near-duplicate-pages", crawl.DefaultNearDuplicatePages, "most pages in the near-duplicate index, about 280 bytes each; later pages are checked but not added (-1: no limit)")
 	fs.IntVar(&o.WARC.GzipLevel, "warc-gzip-level", 1, "gzip level of WARC records, 1 (fastest: records up to 6 KiB get deflate's fixed codes) to 9 (smallest); compression is a large share of the crawler's CPU")
 	durationVar(fs, &c.progress, "progress-interval", 2*time.Second, "how often the progress line is printed (-1: never)")
+	fs.IntVar(&c.cpus, "cpus", 0, cpusUsage)
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "debugging: write a CPU profile of the crawl to this file (go tool pprof)")
 	fs.StringVar(&c.redis.URL, "redis", "", "distributed mode: share the crawl through this Redis, redis://[user:password@]host:port[/db] or rediss:// (TLS); every worker runs the same command line (default: local mode, no Redis)")
 	fs.StringVar(&c.redis.Prefix, "redis-prefix", redisfrontier.DefaultPrefix, "with --redis: key prefix of the crawl, so that several crawls share one Redis")
@@ -111,6 +113,9 @@ func runCrawl(ctx context.Context, e env, args []string) (err error) {
 	fs.String("config", "", "TOML file of flag values (keys are flag names; urls = [...] for seeds); flags given here override it")
 	urls, err := parseCrawlArgs(fs, args)
 	if err != nil {
+		return err
+	}
+	if err := checkCPUs(c.cpus); err != nil {
 		return err
 	}
 	if c.seedsFile != "" {
@@ -164,6 +169,7 @@ func runCrawl(ctx context.Context, e env, args []string) (err error) {
 	if len(urls) == 0 && !cr.Resumed() && o.Redis == nil {
 		return fmt.Errorf("%w: no seeds: give URLs as arguments, or --seeds FILE", errUsage)
 	}
+	defer startCPUs(ctx, c.cpus, e.gomaxprocs, o.Logger)()
 	p := newProgress(e.stderr, stderr, cr)
 	if c.monitor.logFormat == "json" {
 		p.log = o.Logger

@@ -18,6 +18,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 )
 
@@ -27,6 +28,10 @@ type env struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
+	// gomaxprocs is runtime.GOMAXPROCS, through which crawl --cpus
+	// sets how many threads run Go code; nil in tests that run commands
+	// in their own process, where it is left alone.
+	gomaxprocs func(int) int
 }
 
 // command is one subcommand of the binary.
@@ -53,7 +58,7 @@ func commands() []command {
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}, os.Args[1:])
+	code := run(ctx, env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, gomaxprocs: runtime.GOMAXPROCS}, os.Args[1:])
 	stop()
 	os.Exit(code)
 }
