@@ -11,7 +11,7 @@ import (
 )
 
 // cpusUsage is --cpus's help.
-const cpusUsage = "most threads running the crawl's Go code at once (GOMAXPROCS). 0: one, doubled while the crawl keeps them all busy, up to the machine's cores, and lowered again when it does not (a crawl of remote sites seldom needs more than one core, and the threads' hand-offs cost CPU); unless the GOMAXPROCS environment variable is set, which then applies. N: N. -1: the machine's cores throughout"
+const cpusUsage = "most threads running the crawl's Go code at once (GOMAXPROCS). 0: one, doubled while the crawl keeps them all busy, up to the machine's cores, and lowered again when it does not (a crawl of remote sites seldom needs more than one core, and the threads' hand-offs cost CPU); unless the GOMAXPROCS environment variable is set, which then applies. N: that many. -1: the machine's cores throughout"
 
 // checkCPUs rejects a --cpus value that means nothing.
 func checkCPUs(n int) error {

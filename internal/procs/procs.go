@@ -6,7 +6,7 @@
 // nevertheless runs one P per core, and each goroutine that becomes
 // runnable while a P is idle wakes a thread to take it. Those hand-offs
 // between threads cost CPU of their own, and on some virtual machines far
-// more than on others (docs/BENCHMARKS.md measured 17 us each on one).
+// more than on others (docs/BENCHMARKS.md measured 13-18 µs each on one).
 // Where the crawl shares the machine with other busy processes, as when it
 // crawls servers on the same machine, the threads also take cores those
 // processes need.
@@ -125,7 +125,7 @@ func (g *Governor) step(cores float64) int {
 	defer func() { g.busy = busy }()
 	switch {
 	case busy && g.busy && p < g.Max:
-		return min(2*p, max(g.Max, 1))
+		return min(2*p, g.Max)
 	case p > 1 && cores < Busy*float64(p-1):
 		return p - 1
 	}
