@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -259,6 +261,9 @@ func TestStatusJSON(t *testing.T) {
 	if st.Mode != "redis" || st.Redis != "redis://redis.internal:6379/2" || st.Worker != "w1" {
 		t.Errorf("mode %q redis %q worker %q", st.Mode, st.Redis, st.Worker)
 	}
+	if want := runtime.GOMAXPROCS(0); st.GOMAXPROCS != want {
+		t.Errorf("gomaxprocs %d, want %d", st.GOMAXPROCS, want)
+	}
 	// Credentials never reach the JSON or the page.
 	_, _, page := get(t, base+"/")
 	_, _, js := get(t, base+"/status.json")
@@ -396,6 +401,7 @@ func TestPageWithoutScript(t *testing.T) {
 	for _, want := range []string{
 		`<b id="fetched" data-k="totals.fetched">7</b>`,
 		`<b id="queued" data-k="queue.queued">42</b>`,
+		fmt.Sprintf(`<span id="gomaxprocs" data-k="gomaxprocs">%d</span>`, runtime.GOMAXPROCS(0)),
 		`<td>max-url-length</td><td>6</td>`,
 		`<td>connect</td><td>1</td>`,
 		`<td>http-4xx</td><td>1</td>`,

@@ -1,6 +1,7 @@
 package monitor
 
 import (
+	"runtime"
 	"time"
 
 	"github.com/layercrawl/layercrawl/crawl"
@@ -17,6 +18,9 @@ type Status struct {
 	Worker string `json:"worker,omitempty"`
 	Redis  string `json:"redis,omitempty"`
 	Done   bool   `json:"done"`
+	// GOMAXPROCS is how many threads may run the process's Go code at
+	// once now; crawler crawl adapts it to the crawl (--cpus).
+	GOMAXPROCS int `json:"gomaxprocs"`
 
 	Totals Totals `json:"totals"`
 	// Rate holds pages fetched per second over the last samples, oldest
@@ -167,7 +171,7 @@ type CheckpointRow struct {
 // buildStatus makes the status document from a sample of the crawl's Stats
 // and the Monitor's own tallies.
 func (m *Monitor) buildStatus(s crawl.Stats, o *crawl.Options, rate []RatePoint, done bool) *Status {
-	st := &Status{Time: m.opts.Now(), Started: s.Started, Mode: "local", Done: done, Rate: rate}
+	st := &Status{Time: m.opts.Now(), Started: s.Started, Mode: "local", Done: done, Rate: rate, GOMAXPROCS: runtime.GOMAXPROCS(0)}
 	if o.Redis != nil {
 		st.Mode, st.Worker, st.Redis = "redis", o.Redis.Worker, redactURL(o.Redis.URL)
 	}

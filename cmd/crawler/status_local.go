@@ -75,8 +75,8 @@ func localStatus(ctx context.Context, w io.Writer, addr string, asJSON bool) err
 	if st.Started.IsZero() {
 		fmt.Fprintf(w, "crawl at %s: starting (%s mode)\n", addr, st.Mode)
 	} else {
-		fmt.Fprintf(w, "crawl at %s: %s (%s mode), started %s, %v ago\n", addr, state, st.Mode,
-			st.Started.UTC().Format(time.RFC3339), st.Time.Sub(st.Started).Round(time.Second))
+		fmt.Fprintf(w, "crawl at %s: %s (%s mode), started %s, %v ago, GOMAXPROCS %d\n", addr, state, st.Mode,
+			st.Started.UTC().Format(time.RFC3339), st.Time.Sub(st.Started).Round(time.Second), st.GOMAXPROCS)
 	}
 	t := st.Totals
 	fmt.Fprintf(w, "pages fetched %d this run (%.1f pages/s), %d in all runs; errors %d fetch, %d HTTP 4xx/5xx\n",
