@@ -4,4 +4,6 @@ package procs
 
 import "time"
 
-func processCPUTime() (time.Duration, error) { return 0, ErrUnsupported }
+// CPUTime returns ErrUnsupported: the process's CPU time is read with
+// getrusage, on Unix systems only.
+func CPUTime() (time.Duration, error) { return 0, ErrUnsupported }

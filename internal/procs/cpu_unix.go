@@ -8,9 +8,10 @@ import (
 	"time"
 )
 
-// processCPUTime is the user and system time of every thread of the
-// process so far.
-func processCPUTime() (time.Duration, error) {
+// CPUTime returns the user and system CPU time of every thread of the
+// process so far (getrusage). Where it cannot be read it returns
+// ErrUnsupported.
+func CPUTime() (time.Duration, error) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0, fmt.Errorf("procs: getrusage: %w", err)

@@ -65,7 +65,7 @@ type Governor struct {
 func (g *Governor) Run(ctx context.Context) error {
 	cpuTime := g.CPUTime
 	if cpuTime == nil {
-		cpuTime = processCPUTime
+		cpuTime = CPUTime
 	}
 	set := g.Set
 	if set == nil {

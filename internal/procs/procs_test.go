@@ -154,8 +154,8 @@ func TestRunUnreadableCPUTime(t *testing.T) {
 	}
 }
 
-func TestProcessCPUTime(t *testing.T) {
-	a, err := processCPUTime()
+func TestCPUTime(t *testing.T) {
+	a, err := CPUTime()
 	if errors.Is(err, ErrUnsupported) {
 		t.Skip(err)
 	}
@@ -169,7 +169,7 @@ func TestProcessCPUTime(t *testing.T) {
 		for i := 0; i < 1_000_000; i++ {
 			x = x*6364136223846793005 + 1442695040888963407
 		}
-		b, err := processCPUTime()
+		b, err := CPUTime()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,16 +10,17 @@ import (
 	"runtime"
 	"strconv"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/layercrawl/layercrawl/internal/procs"
 )
 
-// cpuTime returns the process's user and system CPU time.
+// cpuTime returns the process's user and system CPU time (0 where it
+// cannot be read).
 func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	d, _ := procs.CPUTime()
+	return d
 }
 
 // discard is a ResponseWriter that keeps nothing.
