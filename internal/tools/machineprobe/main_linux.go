@@ -11,6 +11,7 @@ package main
 
 import (
 	"crypto/sha1"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -22,22 +23,16 @@ import (
 const rounds = 5
 
 func main() {
-	sys, err := median(nullSyscall)
-	if err == nil {
-		var fault, handoff, sha time.Duration
-		if fault, err = median(pageFault); err == nil {
-			if handoff, err = median(threadHandoff); err == nil {
-				sha, err = median(sha1Pass)
-				if err == nil {
-					fmt.Printf("machine: null syscall %.2f us, page fault %.2f us, thread hand-off %.2f us, SHA-1 %.0f MB/s\n",
-						us(sys), us(fault), us(handoff), float64(shaBytes)/sha.Seconds()/1e6)
-					return
-				}
-			}
-		}
+	sys, err1 := median(nullSyscall)
+	fault, err2 := median(pageFault)
+	handoff, err3 := median(threadHandoff)
+	sha, err4 := median(sha1Pass)
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
+		fmt.Fprintln(os.Stderr, "machineprobe:", err)
+		os.Exit(1)
 	}
-	fmt.Fprintln(os.Stderr, "machineprobe:", err)
-	os.Exit(1)
+	fmt.Printf("machine: null syscall %.2f us, page fault %.2f us, thread hand-off %.2f us, SHA-1 %.0f MB/s\n",
+		us(sys), us(fault), us(handoff), float64(shaBytes)/sha.Seconds()/1e6)
 }
 
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
