@@ -114,3 +114,50 @@ func runRedisWorkers(t *testing.T, n int, o Options, prefix string) []Stats {
 	}
 	return stats
 }
+
+// TestStatsWhileRedisRunStarts reads a Redis-mode worker's Stats without
+// pause while Run connects and opens the shared parts, as a status server
+// or progress line does: Run sets the near-duplicate index and the payload
+// index then, so Stats must read them under the lock that Run writes them
+// under (-race reports it otherwise).
+func TestStatsWhileRedisRunStarts(t *testing.T) {
+	prefix := testRedisPrefix(t, "statsstart")
+	w, _ := startWeb(t, testweb.Options{Seed: 3, Hosts: 1, Pages: 20}, testweb.ExpectOptions{})
+	o := Options{Seeds: w.Seeds(), Dir: t.TempDir(), Concurrency: 2, ExpectedURLs: 10_000}
+	o.Politeness.Delay = -1
+	o.Fetch.AllowPrivate = true
+	o.Fetch.Resolver = w.Resolver()
+	o.Redis = &RedisOptions{URL: "redis://" + capturesTestRedis, Prefix: prefix, Worker: "w0"}
+	c, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	stop, done := make(chan struct{}), make(chan struct{})
+	var reads, fetched int
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if s := c.Stats(); s.Redis != nil && s.Fetch.Fetched > 0 {
+				fetched++
+			}
+			reads++
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err = c.Run(ctx)
+	close(stop)
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fetched == 0 {
+		t.Errorf("none of %d reads of Stats during the crawl had fetches and Redis counters", reads)
+	}
+}

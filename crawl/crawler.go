@@ -68,7 +68,7 @@ type Crawler struct {
 	// retries is true when the queue keeps retries (local mode).
 	retries bool
 
-	mu      sync.Mutex // protects queue, robots, state and cancel
+	mu      sync.Mutex // protects queue, robots, state, started, and nearDups while Run sets it
 	queue   queue
 	robots  *fetch.RobotsCache
 	state   runState

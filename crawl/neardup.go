@@ -76,7 +76,10 @@ func (c *Crawler) openNearDups(client *redisfrontier.Client) error {
 		if err != nil {
 			return err
 		}
+		// Redis mode opens it in Run, while Stats may read it.
+		c.mu.Lock()
 		c.nearDups = &nearDups{shared: shared}
+		c.mu.Unlock()
 		return nil
 	}
 	idx, err := neardup.NewMinHash(nearDupOptions)
@@ -317,7 +320,10 @@ func (c *Crawler) nearDupStats(s *FetchStats) {
 	s.NearDuplicates = c.counters.nearDuplicates.Load()
 	s.NearDuplicateLinksSkipped = c.counters.nearDupLinks.Load()
 	s.NearDuplicateCheck = time.Duration(c.counters.nearDupNanos.Load())
-	if c.nearDups != nil && c.nearDups.set != nil {
-		s.NearDuplicateIndexBytes = uint64(c.nearDups.set.SizeBytes())
+	c.mu.Lock()
+	nd := c.nearDups
+	c.mu.Unlock()
+	if nd != nil && nd.set != nil {
+		s.NearDuplicateIndexBytes = uint64(nd.set.SizeBytes())
 	}
 }
