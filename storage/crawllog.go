@@ -58,10 +58,11 @@ type Entry struct {
 // crash of the machine). A crawler that checkpoints its frontier should Sync
 // the log first, so that every URL the checkpoint marks done has its line.
 type CrawlLog struct {
-	mu     sync.Mutex // protects f, w, buf and closed
+	mu     sync.Mutex // protects f, w, buf, line and closed
 	f      *os.File
 	w      *bufio.Writer
-	buf    bytes.Buffer
+	buf    bytes.Buffer // encoding/json's output, for the lines appendEntryJSON leaves to it
+	line   []byte       // appendEntryJSON's output
 	closed bool
 	torn   int64
 	// syncs counts the fsyncs running outside mu (Sync); Close waits for
@@ -162,13 +163,21 @@ func (l *CrawlLog) Write(e Entry) error {
 	if l.closed {
 		return ErrClosed
 	}
-	l.buf.Reset()
-	enc := json.NewEncoder(&l.buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(&e); err != nil { // Encode appends the newline
-		return fmt.Errorf("storage: crawl log: %w", err)
+	line, ok := appendEntryJSON(l.line[:0], &e)
+	if !ok {
+		// What appendEntryJSON leaves to encoding/json, which says why
+		// it cannot be written.
+		l.buf.Reset()
+		enc := json.NewEncoder(&l.buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(&e); err != nil { // Encode appends the newline
+			return fmt.Errorf("storage: crawl log: %w", err)
+		}
+		line = l.buf.Bytes()
+	} else {
+		l.line = line
 	}
-	if _, err := l.w.Write(l.buf.Bytes()); err != nil {
+	if _, err := l.w.Write(line); err != nil {
 		return fmt.Errorf("storage: crawl log: %w", err)
 	}
 	return nil
