@@ -240,8 +240,9 @@ func shingle(hashes []uint64, w int) []uint64 {
 // wordHasher hashes the words of a text given in pieces: a word may run
 // on from one piece into the next, as "a<b>b</b>" is one word.
 type wordHasher struct {
-	buf []byte   // the current word, lower-cased
-	out []uint64 // the XXH3 of each word ended so far
+	buf   []byte   // the current word, lower-cased
+	out   []uint64 // the XXH3 of each word ended so far
+	lower [32]byte // a whole ASCII word with capitals, lower-cased
 }
 
 // flush ends the current word.
@@ -252,15 +253,19 @@ func (h *wordHasher) flush() {
 	}
 }
 
-// asciiWord classifies the bytes below utf8.RuneSelf for feed: 0 ends a
-// word, 1 is a lower-case letter or digit, 2 an upper-case letter.
-var asciiWord = func() (t [utf8.RuneSelf]uint8) {
-	for c := range utf8.RuneSelf {
+// byteWord classifies bytes for feed: 0 is an ASCII byte that ends a
+// word, 1 a lower-case ASCII letter or digit, 2 an upper-case ASCII
+// letter, 4 a byte of a multi-byte UTF-8 sequence (or an invalid one).
+// For every byte of class 1 or 2, b|0x20 is its lower case.
+var byteWord = func() (t [256]uint8) {
+	for c := range 256 {
 		switch {
 		case 'a' <= c && c <= 'z' || '0' <= c && c <= '9':
 			t[c] = 1
 		case 'A' <= c && c <= 'Z':
 			t[c] = 2
+		case c >= utf8.RuneSelf:
+			t[c] = 4
 		}
 	}
 	return t
@@ -295,12 +300,20 @@ func wordRune(r rune) (rune, bool) {
 }
 
 // feed adds text, the next piece of the document's text, to the words.
-// A run of ASCII letters and digits that lies whole in text and needs no
-// lower-casing is hashed in place; anything else goes through buf.
+// A run of ASCII letters and digits that lies whole in text is hashed in
+// place, or lower-cased on the stack when it has capitals; anything else
+// goes through buf.
 func (h *wordHasher) feed(text string) {
 	for i := 0; i < len(text); {
-		c := text[i]
-		if c >= utf8.RuneSelf {
+		c := byteWord[text[i]]
+		if c == 0 {
+			if len(h.buf) > 0 {
+				h.flush()
+			}
+			i++
+			continue
+		}
+		if c == 4 {
 			r, size := utf8.DecodeRuneInString(text[i:])
 			i += size
 			if lower, ok := wordRune(r); ok {
@@ -310,32 +323,35 @@ func (h *wordHasher) feed(text string) {
 			}
 			continue
 		}
-		if asciiWord[c] == 0 {
-			h.flush()
-			i++
-			continue
-		}
-		// A run of ASCII letters and digits: text[i:j].
-		j, upper := i, false
-		for ; j < len(text) && text[j] < utf8.RuneSelf; j++ {
-			k := asciiWord[text[j]]
-			if k == 0 {
+		// A run of ASCII letters and digits: text[i:j]; kinds has bit 2
+		// set when it holds a capital.
+		j, kinds := i+1, c
+		for ; j < len(text); j++ {
+			k := byteWord[text[j]]
+			if k&3 == 0 {
 				break
 			}
-			upper = upper || k == 2
+			kinds |= k
 		}
-		if len(h.buf) == 0 && !upper && j < len(text) && text[j] < utf8.RuneSelf {
-			// The word starts and ends here, in lower case.
-			h.out = append(h.out, xxh3.HashString(text[i:j]))
-			i = j
-			continue
+		if len(h.buf) == 0 && j < len(text) && byteWord[text[j]] == 0 {
+			// The word starts and ends here.
+			if kinds&2 == 0 {
+				h.out = append(h.out, xxh3.HashString(text[i:j]))
+				i = j
+				continue
+			}
+			if j-i <= len(h.lower) {
+				w := h.lower[:j-i]
+				for x := range w {
+					w[x] = text[i+x] | 0x20
+				}
+				h.out = append(h.out, xxh3.Hash(w))
+				i = j
+				continue
+			}
 		}
 		for ; i < j; i++ {
-			c := text[i]
-			if asciiWord[c] == 2 {
-				c += 'a' - 'A'
-			}
-			h.buf = append(h.buf, c)
+			h.buf = append(h.buf, text[i]|0x20)
 		}
 	}
 }
