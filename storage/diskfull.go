@@ -2,7 +2,9 @@ package storage
 
 import (
 	"fmt"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/cockroachdb/pebble/vfs"
 )
@@ -28,14 +30,42 @@ func defaultDiskReserve(memTable int64) int64 { return 3*memTable + 1<<20 }
 // writer to the same file system (the crawl's WARC files, for one) can
 // still take the reserve between the check and the write; the reserve is
 // sized so that it takes more than a few records.
+//
+// A check asks the file system (statfs) unless the last answer, less than
+// diskGuardInterval ago, left more than diskGuardSlack above the reserve:
+// a crawl writes a batch per fetch, and one statfs each was 1% of a
+// crawl's CPU (docs/BENCHMARKS.md, issue #16). Filling 4 GiB in 100 ms
+// takes 40 GB/s; below that slack every write checks.
 type diskGuard struct {
 	fs      vfs.FS
 	dir     string
 	reserve int64 // bytes; negative: no check
+	// elapsed is the monotonic time since the guard was made (a test's
+	// clock when set).
+	elapsed func() time.Duration
+	// roomyUntil is the elapsed time in nanoseconds before which a check
+	// may skip statfs.
+	roomyUntil atomic.Int64
 }
 
-func (g diskGuard) check() error {
+const (
+	diskGuardSlack    = 4 << 30
+	diskGuardInterval = 100 * time.Millisecond
+)
+
+// newDiskGuard returns a guard of dir's file system that keeps reserve
+// bytes free.
+func newDiskGuard(fs vfs.FS, dir string, reserve int64) *diskGuard {
+	start := time.Now()
+	return &diskGuard{fs: fs, dir: dir, reserve: reserve, elapsed: func() time.Duration { return time.Since(start) }}
+}
+
+func (g *diskGuard) check() error {
 	if g.reserve < 0 {
+		return nil
+	}
+	now := g.elapsed()
+	if int64(now) < g.roomyUntil.Load() {
 		return nil
 	}
 	u, err := g.fs.GetDiskUsage(g.dir)
@@ -45,6 +75,9 @@ func (g diskGuard) check() error {
 	if u.AvailBytes < uint64(g.reserve) {
 		return fmt.Errorf("storage: write %s: %w (%d bytes free, below the %d bytes the store keeps in reserve for its log and flushes)",
 			g.dir, ErrDiskFull, u.AvailBytes, g.reserve)
+	}
+	if u.AvailBytes-uint64(g.reserve) > diskGuardSlack {
+		g.roomyUntil.Store(int64(now + diskGuardInterval))
 	}
 	return nil
 }

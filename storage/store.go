@@ -129,7 +129,7 @@ type Store struct {
 	eng    engine
 	closed bool
 	dir    string
-	guard  diskGuard
+	guard  *diskGuard
 }
 
 // Open opens the store in dir, creating it when dir does not exist or is
@@ -154,7 +154,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{eng: eng, dir: dir, guard: diskGuard{fs: opts.fs, dir: dir, reserve: opts.DiskReserve}}
+	s := &Store{eng: eng, dir: dir, guard: newDiskGuard(opts.fs, dir, opts.DiskReserve)}
 	if s.guard.fs == nil {
 		s.guard.fs = vfs.Default
 	}
