@@ -73,6 +73,8 @@ type Options struct {
 	// store's file system: a Write that finds less fails with ErrDiskFull
 	// (matching syscall.ENOSPC) and the store stays whole and open, where
 	// a write reaching a full disk would make the engine stop the process.
+	// The file system is asked at every Write, or every 100 ms while more
+	// than 4 GiB above the reserve are free.
 	// Default 3 × MemTableSize + 1 MiB (13 MiB); negative: no check.
 	DiskReserve int64
 
