@@ -117,9 +117,9 @@ func runRedisWorkers(t *testing.T, n int, o Options, prefix string) []Stats {
 
 // TestStatsWhileRedisRunStarts reads a Redis-mode worker's Stats without
 // pause while Run connects and opens the shared parts, as a status server
-// or progress line does: Run sets the near-duplicate index and the payload
-// index then, so Stats must read them under the lock that Run writes them
-// under (-race reports it otherwise).
+// or progress line does: Run sets the near-duplicate index then, so Stats
+// must read it under the lock Run sets it under (-race reported the race
+// in CI, and reports it here without the lock).
 func TestStatsWhileRedisRunStarts(t *testing.T) {
 	prefix := testRedisPrefix(t, "statsstart")
 	w, _ := startWeb(t, testweb.Options{Seed: 3, Hosts: 1, Pages: 20}, testweb.ExpectOptions{})
