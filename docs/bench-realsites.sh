@@ -18,7 +18,7 @@
 # between runs than either alone: the servers answer the same requests
 # each time, so their CPU follows the machine's speed of the moment
 # (between 0.96 and 1.54 ms per HTML page for one build in one set on a
-# shared VM, while this ratio stayed within 1.29-1.44). Each
+# shared VM, while this ratio stayed within 1.32-1.41). Each
 # crawl's line ends with its start-up (process start to the first logged
 # fetch) and shut-down (end of the last fetch to process exit), from the
 # log's fetched_at and duration_ms. The first and last lines are
