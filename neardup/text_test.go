@@ -220,7 +220,12 @@ func TestWordHasherPieces(t *testing.T) {
 	texts := append(slices.Clone(shinglerCases),
 		"lower UPPER Mixed digits123 a1B2 café caféS Straße ΣΊΣΥΦΟΣ x",
 		"word", "word ", " word", "wordÉ", "Éword", "a-b_c.d", "ab\xc3\xa9cd \xc3 x\xa9y",
-		strings.Repeat("segment ", 50)+"END")
+		strings.Repeat("segment ", 50)+"END",
+		// Runs across the eight-byte steps of feed: capitals, a digit,
+		// a non-ASCII byte and an end at every offset of a word.
+		"abcdefgh abcdefghi abcdefghijklmnopq ABCDEFGHIJKLMNOPQ abcdefghijklmnoP Pabcdefghijklmno",
+		"a0123456789z abcdefg@ abcdefgh[ abcdefgh` abcdefgh{ abcdefg\x7f abcdefgé abcdefghé abcdefghijklmnoé",
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 	for _, text := range texts {
 		for _, n := range []int{0, 1, 2, 3, 5, 7, 64} {
 			checkFeed(t, text, n)
