@@ -91,7 +91,7 @@ func crawlFlags(fs *flag.FlagSet, c *crawlCommand) {
 	fs.BoolVar(&o.NoRevisits, "no-revisits", false, "archive every response in full: by default a payload archived before (same SHA-1) is written as a WARC revisit record and logged with duplicate_of")
 	fs.Int64Var(&o.RevisitMinSize, "revisit-min-size", crawl.DefaultRevisitMinSize, "smallest payload in bytes written as a revisit record (-1: no minimum)")
 	fs.Int64Var(&o.PayloadDigests, "payload-digests", crawl.DefaultPayloadDigests, "payload digests remembered for revisit records, in the state (or Redis); older payloads are archived again (-1: no limit)")
-	fs.Float64Var(&o.NearDuplicateThreshold, "near-duplicate-threshold", crawl.DefaultNearDuplicateThreshold, "estimated resemblance (Jaccard of 4-word shingles) at which an HTML page is logged as near_duplicate_of an earlier page (-1: no check)")
+	fs.Float64Var(&o.NearDuplicateThreshold, "near-duplicate-threshold", crawl.DefaultNearDuplicateThreshold, "estimated resemblance (Jaccard of 4-word shingles) at which an HTML page is logged as near_duplicate_of an earlier page (-1: no check, which saves about a tenth of the crawl's CPU)")
 	fs.BoolVar(&o.SkipNearDuplicateLinks, "skip-near-duplicate-links", false, "do not follow the links of a page that nearly duplicates an earlier page of its host (a content-based trap cut)")
 	fs.Int64Var(&o.NearDuplicatePages, "near-duplicate-pages", crawl.DefaultNearDuplicatePages, "most pages in the near-duplicate index, about 280 bytes each; later pages are checked but not added (-1: no limit)")
 	fs.IntVar(&o.WARC.GzipLevel, "warc-gzip-level", 1, "gzip level of WARC records, 1 (fastest: records up to 6 KiB get deflate's fixed codes) to 9 (smallest); compression is a large share of the crawler's CPU")
