@@ -53,9 +53,12 @@ const (
 	diskGuardInterval = 100 * time.Millisecond
 )
 
-// newDiskGuard returns a guard of dir's file system that keeps reserve
-// bytes free.
+// newDiskGuard returns a guard of dir's file system (fs, or the operating
+// system's when nil) that keeps reserve bytes free.
 func newDiskGuard(fs vfs.FS, dir string, reserve int64) *diskGuard {
+	if fs == nil {
+		fs = vfs.Default
+	}
 	start := time.Now()
 	return &diskGuard{fs: fs, dir: dir, reserve: reserve, elapsed: func() time.Duration { return time.Since(start) }}
 }

@@ -157,9 +157,6 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{eng: eng, dir: dir, guard: newDiskGuard(opts.fs, dir, opts.DiskReserve)}
-	if s.guard.fs == nil {
-		s.guard.fs = vfs.Default
-	}
 	if err := s.checkFormat(); err != nil {
 		eng.close()
 		return nil, err
