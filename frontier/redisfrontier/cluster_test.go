@@ -122,10 +122,11 @@ func TestCluster(t *testing.T) {
 		if len(nodes) != len(clusterPorts) {
 			t.Errorf("the 16 shards sit on %d masters, want all %d", len(nodes), len(clusterPorts))
 		}
-		whole, _ := mlbf.NewLayout(smallFilter)
+		sized := SeenSizing(smallFilter)
+		whole, _ := mlbf.NewLayout(sized)
 		filters := make([]*mlbf.Filter, s.Shards())
 		for i := range filters {
-			if filters[i], err = mlbf.New(ShardOptions(smallFilter, whole, s.Shards())); err != nil {
+			if filters[i], err = mlbf.New(ShardOptions(sized, whole, s.Shards())); err != nil {
 				t.Fatal(err)
 			}
 		}

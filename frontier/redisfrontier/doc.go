@@ -14,10 +14,19 @@
 // and its stored answers under one hash tag, so every key one check
 // touches sits on one Redis Cluster slot. Every layer of a shard is
 // 1/N of the whole layer: the Redis filter holds exactly the bits of N
-// in-memory mlbf.Filter values made with [ShardOptions] (tested bit for
-// bit). Layers 1..L then see each common segment (a host) once per shard,
-// which loosens their early filtering; the integrity layer, which carries
-// the false-positive target, is unaffected.
+// in-memory mlbf.Filter values made with [ShardOptions] of [SeenSizing]'s
+// options (tested bit for bit). Layers 1..L then see each common segment
+// (a host) once per shard, which loosens their early filtering; the
+// integrity layer, which carries the false-positive target, is unaffected.
+//
+// A filter sized from a target (SeenOptions.Filter with ExpectedURLs and
+// FalsePositiveRate, or Growth) gets about half the probes per layer mlbf
+// would give it ([SeenSizing]): each probe a new URL sets is one operation
+// of the script, so Redis's CPU per new URL follows k, while the bits
+// barely change near the best k. At 1%, k=3 costs Redis 0.92 µs of CPU
+// per new URL against 1.49 µs at mlbf's k=6, for 27% more bits (12.6 per
+// URL against 9.9); a pipelined SADD of the URL's SHA1 costs 0.93 µs and
+// about 640 bits (BenchmarkSeenVsSADD, docs/BENCHMARKS.md).
 //
 // A check-and-insert is one Lua script call per shard (EVALSHA), atomic on
 // the server: of any number of concurrent checks of one new URL, from any
@@ -78,10 +87,10 @@
 //
 // Costs. Redis holds every generation: with growth 2 and tightening 0.5,
 // 12.5x the first capacity at 1% takes 4 generations (the newest
-// two-thirds full) and 18.7 bits per URL, against 9.9 for a fixed filter
+// two-thirds full) and 23.3 bits per URL, against 12.6 for a fixed filter
 // sized for the final count (TestSeenGrowthStaysWithinTarget, which
-// measures 0.87% false positives). Every worker holds the old
-// generations in memory (42% of those bits), whatever NoLocalBits says,
+// measures 0.86% false positives). Every worker holds the old
+// generations in memory (44% of those bits), whatever NoLocalBits says,
 // plus (without NoLocalBits) the bits it knows set in the newest ones: at
 // most the filter's size in Redis, as for a fixed filter. A worker
 // downloads each generation of each shard once, when it becomes old (or

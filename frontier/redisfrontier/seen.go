@@ -243,7 +243,91 @@ return out
 // was made with other parameters (mode, layers, hashes, layer sizes, shards
 // or mlbf.HashID), so that workers of one crawl can never disagree on where
 // a URL's bits are.
+//
+// A filter sized from a target (Hashes left zero, as with Growth) gets
+// fewer probes per key than mlbf would give it (SeenSizing), unless that
+// would make a shard's bitmap exceed MaxKeyBytes. A crawl that an earlier
+// layercrawl started with mlbf's k is opened with that k.
 func OpenSeen(ctx context.Context, c *Client, opts SeenOptions) (*Seen, error) {
+	s, err := openSeen(ctx, c, opts, true)
+	if errors.Is(err, ErrIncompatible) && opts.Filter.Hashes == 0 {
+		// Before issue 16 §2's second part the seen-set took mlbf's k.
+		if old, oldErr := openSeen(ctx, c, opts, false); oldErr == nil {
+			return old, nil
+		}
+	}
+	return s, err
+}
+
+// SeenSizing returns the options a seen-set sizes its filter with: opts
+// itself when it sets Hashes or the layer sizes, or is in paper mode;
+// otherwise opts with Hashes set to half the k mlbf derives from the
+// target (rounded up), raised while the integrity layer would need more
+// than 1.5 times the bits it needs at mlbf's k.
+//
+// Every probe a new URL sets is one BITFIELD operation of the script, so
+// Redis's CPU per new URL follows k: BenchmarkSeenVsSADD measured 0.92 µs
+// at k=3 and 1.49 µs at mlbf's k=6 for 1%, 1.26 µs at k=4 and 2.03 µs at
+// k=8 for 0.1%, against 0.93 µs for a pipelined SADD of the URL's SHA1
+// (docs/BENCHMARKS.md, issue 16 §2). A blocked filter's size is flat near
+// its best k, so halving k costs 16-37% more bits from 5% to 0.01% (at 1%,
+// 12.6 bits per URL instead of 9.9; at 0.1%, 21.5 instead of 15.7): a
+// small price next to a SADD set's 640 bits per URL, when one Redis serves
+// every worker of a crawl.
+func SeenSizing(opts mlbf.Options) mlbf.Options {
+	if opts.Hashes != 0 || opts.Mode != mlbf.Improved || len(opts.LayerBits) != 0 || opts.BitsPerLayer != 0 {
+		return opts
+	}
+	integrity := func(o mlbf.Options) (uint64, bool) {
+		lay, err := mlbf.NewLayout(o)
+		if err != nil {
+			return 0, false
+		}
+		bits := lay.LayerBits()
+		return bits[len(bits)-1], true
+	}
+	d := opts
+	d.EnsureDefaults()
+	best, ok := integrity(d)
+	if !ok {
+		return opts // NewLayout reports it
+	}
+	for k := (d.Hashes + 1) / 2; k < d.Hashes; k++ {
+		o := opts
+		o.Hashes = k
+		if bits, ok := integrity(o); ok && float64(bits) <= 1.5*float64(best) {
+			return o
+		}
+	}
+	opts.Hashes = d.Hashes
+	return opts
+}
+
+// fitSizing returns SeenSizing(opts) if a shard's bitmap of it fits in
+// maxKeyBytes with the given shards, and opts otherwise: where the key
+// size is the limit (a growing filter's later generations), bits count
+// more than Redis's CPU. With a growth of 2 from the crawler's default 10
+// million URLs at 0.1%, one shard of 128 MiB then holds three generations
+// (70 million URLs) as before SeenSizing, not two.
+func fitSizing(opts mlbf.Options, shards int, maxKeyBytes uint64) mlbf.Options {
+	fewer := SeenSizing(opts)
+	whole, err := mlbf.NewLayout(fewer)
+	if err != nil {
+		return opts
+	}
+	lay, err := mlbf.NewLayout(ShardOptions(fewer, whole, shards))
+	if err != nil {
+		return opts
+	}
+	if _, total := layerOffsets(lay.LayerBits()); total/8 > maxKeyBytes {
+		return opts
+	}
+	return fewer
+}
+
+// openSeen is OpenSeen; fewer says whether a filter sized from a target
+// gets SeenSizing's k or mlbf's.
+func openSeen(ctx context.Context, c *Client, opts SeenOptions, fewer bool) (*Seen, error) {
 	opts.ensureDefaults()
 	if opts.MaxBatch < 1 || opts.Shards < 0 || opts.ResultTTL < time.Second {
 		return nil, fmt.Errorf("%w: seen-set batch %d, shards %d, result TTL %v", ErrConfig, opts.MaxBatch, opts.Shards, opts.ResultTTL)
@@ -261,6 +345,11 @@ func OpenSeen(ctx context.Context, c *Client, opts SeenOptions) (*Seen, error) {
 		if filter, err = g.Generation(0); err != nil {
 			return nil, fmt.Errorf("%w: seen-set growth: %w", ErrConfig, err)
 		}
+	}
+	if fewer && opts.Shards == 0 {
+		filter = SeenSizing(filter) // the shards below are made to fit it
+	} else if fewer {
+		filter = fitSizing(filter, opts.Shards, opts.MaxKeyBytes)
 	}
 	whole, err := mlbf.NewLayout(filter)
 	if err != nil {
@@ -291,7 +380,7 @@ func OpenSeen(ctx context.Context, c *Client, opts SeenOptions) (*Seen, error) {
 	s.params = fmt.Sprintf("%s hash=%s mode=%v layers=%d hashes=%d shards=%d shardbits=%s batch=%d",
 		seenLayout, mlbf.HashID, lay.Mode(), lay.Layers(), lay.Hashes(), shards, joinU64(lay.LayerBits()), opts.MaxBatch)
 	if growth != nil {
-		if s.grow, err = newSeenGrowth(*growth, shards, opts.MaxKeyBytes, !opts.NoLocalBits); err != nil {
+		if s.grow, err = newSeenGrowth(*growth, shards, opts.MaxKeyBytes, !opts.NoLocalBits, fewer); err != nil {
 			return nil, err
 		}
 		s.params += s.grow.params()

@@ -116,13 +116,16 @@ func growthOptions(filter mlbf.Options, g mlbf.ScalableOptions) (mlbf.ScalableOp
 // have: up to mlbf.MaxGenerations, and no more than the first whose bitmap
 // would exceed maxKeyBytes (a shard that reaches the last keeps inserting
 // into it, its rate climbing past its share: see GrowthStats.Saturated).
-func newSeenGrowth(o mlbf.ScalableOptions, shards int, maxKeyBytes uint64, local bool) (*seenGrowth, error) {
+func newSeenGrowth(o mlbf.ScalableOptions, shards int, maxKeyBytes uint64, local, fewer bool) (*seenGrowth, error) {
 	gr := &seenGrowth{opts: o, local: local, shards: make([]*shardGens, shards)}
 	var sig strings.Builder
 	for i := 0; i < mlbf.MaxGenerations; i++ {
 		opts, err := o.Generation(i)
 		if err != nil {
 			return nil, fmt.Errorf("%w: seen-set generation %d: %w", ErrConfig, i, err)
+		}
+		if fewer {
+			opts = fitSizing(opts, shards, maxKeyBytes)
 		}
 		if float64(o.ExpectedURLs)*math.Pow(float64(o.Growth), float64(i)) > 1<<62 {
 			break // capacities past any crawl, and past uint64 soon

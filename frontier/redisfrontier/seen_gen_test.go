@@ -85,6 +85,7 @@ func (r *refGrowth) grow(t *testing.T, sh int) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	o = SeenSizing(o)
 	whole, err := mlbf.NewLayout(o)
 	if err != nil {
 		t.Fatal(err)
@@ -283,7 +284,7 @@ func TestSeenGrowthStaysWithinTarget(t *testing.T) {
 	for _, b := range st.Bits {
 		bits += b
 	}
-	known, err := mlbf.NewLayout(mlbf.Options{ExpectedURLs: insert + probe, FalsePositiveRate: target})
+	known, err := mlbf.NewLayout(SeenSizing(mlbf.Options{ExpectedURLs: insert + probe, FalsePositiveRate: target}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -816,5 +817,40 @@ func TestSeenGrowthCountsOldGenerationsOnce(t *testing.T) {
 	}
 	if f := fresh(); reflect.DeepEqual(f.Fill[0], again.Fill[0]) {
 		t.Errorf("a fresh worker does not see the bit set behind the first one's back: the test shows nothing")
+	}
+}
+
+// TestSeenSizingKeepsKeyLimit: where SeenSizing's k would make a shard's
+// bitmap exceed MaxKeyBytes, the generation (or an explicitly sharded
+// fixed filter) keeps mlbf's k instead of being left out or refused.
+func TestSeenSizingKeepsKeyLimit(t *testing.T) {
+	// The crawler's defaults: 10 million URLs at 0.1%, one shard of 128 MiB.
+	g := mlbf.ScalableOptions{ExpectedURLs: 10_000_000, FalsePositiveRate: 0.001, Growth: 2, Tightening: 0.5, Layers: mlbf.DefaultLayers}
+	gr, err := newSeenGrowth(g, 1, 128<<20, true, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ks []int
+	for i, ge := range gr.gens {
+		ks = append(ks, ge.lay.Hashes())
+		o, err := g.Generation(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := SeenSizing(o).Hashes; i < 2 && ge.lay.Hashes() != want {
+			t.Errorf("generation %d: k %d, want SeenSizing's %d", i, ge.lay.Hashes(), want)
+		}
+	}
+	if len(ks) != 3 || ks[2] != 10 {
+		t.Errorf("generations' k %v, want three generations, the third at mlbf's k 10 (SeenSizing's would not fit in 128 MiB)", ks)
+	}
+
+	opts := mlbf.Options{ExpectedURLs: 100_000, FalsePositiveRate: 0.01}
+	s, err := OpenSeen(context.Background(), testClient(t), SeenOptions{Filter: opts, Shards: 1, MaxKeyBytes: 140_000})
+	if err != nil {
+		t.Fatalf("a filter that fits MaxKeyBytes at mlbf's k: %v", err)
+	}
+	if k := s.Layout().Hashes(); k != 6 {
+		t.Errorf("k = %d, want mlbf's 6 (k=3 needs about 158,000 bytes)", k)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -52,6 +53,7 @@ func TestSeenAgreesWithFilter(t *testing.T) {
 		{"improved 1 shard", smallFilter, 1, 4096, false},
 		{"improved 1 shard no local bits", smallFilter, 1, 4096, true},
 		{"improved 4 shards batch 7", smallFilter, 4, 7, false},
+		{"improved from a target 2 shards", mlbf.Options{ExpectedURLs: 3000, FalsePositiveRate: 0.01}, 2, 4096, false},
 		{"paper 3 shards", mlbf.Options{Mode: mlbf.Paper, BitsPerLayer: 9001}, 3, 100, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -61,10 +63,11 @@ func TestSeenAgreesWithFilter(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			whole, _ := mlbf.NewLayout(tt.opts)
+			sized := SeenSizing(tt.opts)
+			whole, _ := mlbf.NewLayout(sized)
 			filters := make([]*mlbf.Filter, tt.shards)
 			for i := range filters {
-				if filters[i], err = mlbf.New(ShardOptions(tt.opts, whole, tt.shards)); err != nil {
+				if filters[i], err = mlbf.New(ShardOptions(sized, whole, tt.shards)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -188,6 +191,143 @@ func TestSeenRefusesOldLayout(t *testing.T) {
 	_, err = OpenSeen(ctx, c, SeenOptions{Filter: smallFilter, Shards: 2})
 	if !errors.Is(err, ErrIncompatible) || !strings.Contains(err.Error(), `bit layout "v1"`) {
 		t.Fatalf("OpenSeen over a v1 seen-set: error = %v, want ErrIncompatible naming the layout", err)
+	}
+}
+
+// TestSeenSizing: a filter sized from a target gets half mlbf's k, rounded
+// up, at no more than 1.5x the integrity bits; options that fix k or the
+// sizes are left alone.
+func TestSeenSizing(t *testing.T) {
+	integrity := func(o mlbf.Options) uint64 {
+		lay, err := mlbf.NewLayout(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := lay.LayerBits()
+		return b[len(b)-1]
+	}
+	for _, tt := range []struct {
+		n    uint64
+		p    float64
+		want int // SeenSizing's k
+	}{
+		{1 << 20, 0.05, 2},
+		{1 << 20, 0.01, 3},
+		{1 << 20, 0.005, 4},
+		{1 << 20, 0.001, 4},
+		{1 << 20, 0.0001, 6},
+		{20_000_000, 0.001, 4},
+		{0, 0, 3}, // mlbf's defaults: 1%
+	} {
+		o := mlbf.Options{ExpectedURLs: tt.n, FalsePositiveRate: tt.p}
+		got := SeenSizing(o)
+		mine := o
+		mine.EnsureDefaults()
+		if got.Hashes != tt.want || got.ExpectedURLs != tt.n || got.FalsePositiveRate != tt.p {
+			t.Errorf("SeenSizing(n=%d, p=%v) = %+v, want the same options with Hashes %d", tt.n, tt.p, got, tt.want)
+		}
+		if ratio := float64(integrity(got)) / float64(integrity(mine)); ratio > 1.5 || got.Hashes > (mine.Hashes+1)/2 {
+			t.Errorf("n=%d p=%v: k %d (mlbf's %d) costs %.3fx mlbf's integrity bits, want at most 1.5x from half its k",
+				tt.n, tt.p, got.Hashes, mine.Hashes, ratio)
+		}
+	}
+	for _, o := range []mlbf.Options{
+		{ExpectedURLs: 1000, FalsePositiveRate: 0.01, Hashes: 7},
+		smallFilter,
+		{Mode: mlbf.Paper, BitsPerLayer: 9001},
+	} {
+		if got := SeenSizing(o); got.Hashes != o.Hashes {
+			t.Errorf("SeenSizing(%+v) set Hashes %d, want the options unchanged", o, got.Hashes)
+		}
+	}
+	s, err := OpenSeen(context.Background(), testClient(t), SeenOptions{Filter: mlbf.Options{ExpectedURLs: 50_000, FalsePositiveRate: 0.001}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := s.Layout().Hashes(); k != 4 {
+		t.Errorf("OpenSeen at 0.1%%: k = %d, want SeenSizing's 4", k)
+	}
+}
+
+// TestSeenSizingRate: at SeenSizing's k the measured false-positive rate
+// is within 20% of the blocked formula's and at or below the target. The
+// filter is an in-memory twin: a Redis seen-set holds exactly its bits
+// (TestSeenAgreesWithFilter).
+func TestSeenSizingRate(t *testing.T) {
+	const n = 40_000
+	for _, p := range []float64{0.01, 0.001} {
+		o := SeenSizing(mlbf.Options{ExpectedURLs: n, FalsePositiveRate: p})
+		f, err := mlbf.New(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := func(i int) []string {
+			return []string{fmt.Sprintf("h%d.example.org", i%997), fmt.Sprintf("d%d", i%7919), fmt.Sprintf("p%d.html", i)}
+		}
+		for i := 0; i < n; i++ {
+			f.TestAndAdd(key(i))
+		}
+		queries := int(500 / p) // about 500 false positives expected
+		fp := 0
+		for i := n; i < n+queries; i++ {
+			if f.Test(key(i)) {
+				fp++
+			}
+		}
+		bits := f.LayerBits()
+		predicted := mlbf.BlockedFalsePositiveRate(o.Hashes, bits[len(bits)-1], n)
+		got := float64(fp) / float64(queries)
+		sigma := math.Sqrt(p * (1 - p) / float64(queries))
+		t.Logf("p=%v k=%d: measured %.5f, predicted %.5f", p, o.Hashes, got, predicted)
+		if got > p+4*sigma || math.Abs(got/predicted-1) > 0.2 {
+			t.Errorf("p=%v k=%d: measured rate %.5f over %d queries, predicted %.5f: want within 20%% of it and at most the target",
+				p, o.Hashes, got, queries, predicted)
+		}
+	}
+}
+
+// TestSeenOpensEarlierK: a crawl an earlier layercrawl started with mlbf's
+// k (before SeenSizing) opens with that k, fixed or growing; one started
+// with SeenSizing's k is refused by such a layercrawl, as any worker of
+// other parameters is.
+func TestSeenOpensEarlierK(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name string
+		opts SeenOptions
+	}{
+		{"fixed", SeenOptions{Filter: mlbf.Options{ExpectedURLs: 50_000, FalsePositiveRate: 0.01}, Shards: 2}},
+		{"growth", SeenOptions{Growth: &mlbf.ScalableOptions{ExpectedURLs: 20_000, FalsePositiveRate: 0.01}, Shards: 2}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := testClient(t)
+			earlier, err := openSeen(ctx, c, tt.opts, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			key := []string{"a.com", "b", "c"}
+			if present, err := earlier.TestAndAdd(ctx, key); err != nil || present {
+				t.Fatalf("earlier worker, first TestAndAdd: %v, %v", present, err)
+			}
+			s, err := OpenSeen(ctx, c, tt.opts)
+			if err != nil {
+				t.Fatalf("OpenSeen over a crawl started with mlbf's k: %v", err)
+			}
+			if s.Params() != earlier.Params() {
+				t.Errorf("params %q, want the earlier crawl's %q", s.Params(), earlier.Params())
+			}
+			if present, err := s.TestAndAdd(ctx, key); err != nil || !present {
+				t.Errorf("the earlier worker's URL: present %v, %v; want present", present, err)
+			}
+
+			fresh := testClient(t)
+			if _, err := OpenSeen(ctx, fresh, tt.opts); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := openSeen(ctx, fresh, tt.opts, false); !errors.Is(err, ErrIncompatible) || !strings.Contains(err.Error(), "hashes") && !strings.Contains(err.Error(), "gensig") {
+				t.Errorf("a worker with mlbf's k over a crawl with SeenSizing's: error = %v, want ErrIncompatible naming the difference", err)
+			}
+		})
 	}
 }
 
