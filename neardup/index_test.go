@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -45,7 +47,13 @@ type corpus struct {
 
 func newCorpus(t testing.TB, n int) *corpus {
 	seed := rand.Uint64()
-	t.Logf("corpus seed %d", seed)
+	if v := os.Getenv("NEARDUP_SEED"); v != "" {
+		var err error
+		if seed, err = strconv.ParseUint(v, 10, 64); err != nil {
+			t.Fatalf("NEARDUP_SEED: %v", err)
+		}
+	}
+	t.Logf("corpus seed %d (rerun with NEARDUP_SEED=%d)", seed, seed)
 	rng := rand.New(rand.NewPCG(seed, 3))
 	c := &corpus{rng: rng, vocab: mutate.Vocabulary(rng, 20000)}
 	for range n {
@@ -320,6 +328,7 @@ func TestMinHashSignatureBandKeys(t *testing.T) {
 		m.Add(uint64(i), d)
 		sigs[i] = m.Signature(d.Shingles)
 	}
+	missed := 0
 	for i, w := range c.words[:20] {
 		q := docOf(mutate.Words(c.rng, w, c.vocab, 0.02))
 		qs := m.Signature(q.Shingles)
@@ -347,8 +356,16 @@ func TestMinHashSignatureBandKeys(t *testing.T) {
 			}
 		}
 		if got := m.Query(q, 0.5); len(got) == 0 || got[0].ID != uint64(i) {
-			t.Errorf("the 2%% copy of page %d found %v", i, got)
+			t.Logf("the 2%% copy of page %d found %v", i, got)
+			missed++
 		}
+	}
+	// A 2% copy keeps about 86% of the shingles, so a band of 4 values
+	// matches with probability 0.86^4 and none of 8 with (1-0.86^4)^8,
+	// about 0.0016: one of 20 copies went unfound in 7 of 300 corpora (and
+	// once in CI); three or more would in about 5 of a million.
+	if missed > 2 {
+		t.Errorf("%d of 20 copies of 2%% not found", missed)
 	}
 }
 
