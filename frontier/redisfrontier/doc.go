@@ -23,7 +23,7 @@
 // FalsePositiveRate, or Growth) gets about half the probes per layer mlbf
 // would give it ([SeenSizing]): each probe a new URL sets is one operation
 // of the script, so Redis's CPU per new URL follows k, while the bits
-// barely change near the best k. At 1%, k=3 costs Redis 0.92 µs of CPU
+// grow slowly below the best k. At 1%, k=3 costs Redis 0.92 µs of CPU
 // per new URL against 1.49 µs at mlbf's k=6, for 27% more bits (12.6 per
 // URL against 9.9); a pipelined SADD of the URL's SHA1 costs 0.93 µs and
 // about 640 bits (BenchmarkSeenVsSADD, docs/BENCHMARKS.md).
