@@ -67,7 +67,6 @@ func TestCrawlRedisWorkerKilled(t *testing.T) {
 	const (
 		workers     = 3
 		concurrency = 4
-		killAt      = 800 // pages in the victim's log: about 40% of the crawl
 	)
 	// The race detector slows the crawl threefold and CI's time is short:
 	// there the crawl is not run undisturbed first (see the bound below).
@@ -84,7 +83,7 @@ func TestCrawlRedisWorkerKilled(t *testing.T) {
 	cmds, outs, errs := startVictimCrawl(t, workers, concurrency, seeds, out, prefix)
 
 	victim := cmds[0]
-	held, victimID := killHoldingLeases(t, rdb, prefix, victim, errs[0], out, killAt)
+	held, victimID := killHoldingLeases(t, rdb, prefix, victim, errs[0], out, uint64(len(wantFetched))*2/5)
 	killed := time.Now()
 	// crawler status names the dead worker's leases until they expire.
 	if code, stdout, stderr := runStatusCmd(t, "--redis", "redis://"+statusTestRedis, "--redis-prefix", prefix); code != 0 ||
@@ -199,9 +198,9 @@ func TestCrawlRedisWorkerKilled(t *testing.T) {
 // killHoldingLeases is freezeHoldingLeases followed by SIGKILL. It returns
 // the leases the victim held at its death, checked once more after the
 // kill.
-func killHoldingLeases(t *testing.T, rdb *redis.Client, prefix string, victim *exec.Cmd, stderr *syncBuffer, out string, killAt int) (int, string) {
+func killHoldingLeases(t *testing.T, rdb *redis.Client, prefix string, victim *exec.Cmd, stderr *syncBuffer, out string, atDone uint64) (int, string) {
 	t.Helper()
-	held, id, leases := freezeHoldingLeases(t, rdb, prefix, victim, stderr, out, killAt)
+	held, id, leases := freezeHoldingLeases(t, rdb, prefix, victim, stderr, out, atDone)
 	if err := victim.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -214,17 +213,27 @@ func killHoldingLeases(t *testing.T, rdb *redis.Client, prefix string, victim *e
 	return held, id
 }
 
-// freezeHoldingLeases waits until the victim has logged killAt pages, then
-// freezes it (SIGSTOP) and counts its leases in Redis (lease tokens start
-// with its lease id) twice, 50ms apart, so that Redis has run whatever the
-// worker had sent before it froze. With the same count, at least one, it
-// returns with the victim frozen: the count, the victim's lease id and a
-// function counting its leases again; otherwise it lets it go on (SIGCONT)
-// and tries again.
-func freezeHoldingLeases(t *testing.T, rdb *redis.Client, prefix string, victim *exec.Cmd, stderr *syncBuffer, out string, killAt int) (int, string, func() int) {
+// freezeHoldingLeases waits until the crawl's workers together have
+// completed atDone entries (the shared frontier's count) while the victim
+// has logged a page and holds a lease, then freezes it (SIGSTOP) and counts
+// its leases in Redis (lease tokens start with its lease id) twice, 50ms
+// apart, so that Redis has run whatever the worker had sent before it
+// froze. With the same count, at least one, it returns with the victim
+// frozen: the count, the victim's lease id and a function counting its
+// leases again; otherwise it lets it go on (SIGCONT) and tries again.
+//
+// The trigger is the whole crawl's progress, not the victim's: how the
+// three hosts are shared among the workers varies from run to run, and a
+// victim waited for until it had logged 800 pages was found at 16% to 83%
+// of the crawl, and once never got there (the others finished first).
+func freezeHoldingLeases(t *testing.T, rdb *redis.Client, prefix string, victim *exec.Cmd, stderr *syncBuffer, out string, atDone uint64) (int, string, func() int) {
 	t.Helper()
 	ctx := context.Background()
 	tok := prefix + "f:{" + prefix + "f}:tok"
+	rc, err := redisfrontier.NewClient(rdb, redisfrontier.Config{Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var id, logPath string
 	leases := func() int {
 		toks, err := rdb.HVals(ctx, tok).Result()
@@ -240,9 +249,10 @@ func freezeHoldingLeases(t *testing.T, rdb *redis.Client, prefix string, victim 
 		return n
 	}
 	deadline := time.Now().Add(90 * time.Second)
+	var st redisfrontier.Stats
 	for {
 		if time.Now().After(deadline) {
-			t.Fatalf("victim never held a lease with %d pages logged (id %q, log %q):\n%s", killAt, id, logPath, stderr)
+			t.Fatalf("victim never held a lease with %d entries of the crawl completed (%d now; id %q, log %q):\n%s", atDone, st.Done, id, logPath, stderr)
 		}
 		time.Sleep(5 * time.Millisecond)
 		if id == "" {
@@ -255,7 +265,13 @@ func freezeHoldingLeases(t *testing.T, rdb *redis.Client, prefix string, victim 
 			}
 			continue
 		}
-		if countLines(logPath) < killAt {
+		if st, err = redisfrontier.ReadStats(ctx, rc); err != nil {
+			t.Fatal(err)
+		}
+		if st.Done > 0 && st.Queued == 0 && st.Leased == 0 {
+			t.Fatalf("the crawl ended (%d entries completed) before the victim was frozen holding a lease (id %q):\n%s", st.Done, id, stderr)
+		}
+		if st.Done < atDone || countLines(logPath) == 0 || leases() == 0 {
 			continue
 		}
 		if err := victim.Process.Signal(syscall.SIGSTOP); err != nil {
@@ -289,10 +305,10 @@ func TestCrawlRedisWorkerStopped(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
 	seeds := writeSeeds(t, dir, site.Roots())
-	const workers, concurrency, stopAt, stopFor = 3, 4, 800, 10 * time.Second
+	const workers, concurrency, stopFor = 3, 4, 10 * time.Second
 	cmds, outs, errs := startVictimCrawl(t, workers, concurrency, seeds, out, prefix)
 	victim := cmds[0]
-	held, victimID, _ := freezeHoldingLeases(t, rdb, prefix, victim, errs[0], out, stopAt)
+	held, victimID, _ := freezeHoldingLeases(t, rdb, prefix, victim, errs[0], out, uint64(len(wantFetched))*2/5)
 	stopped := time.Now()
 	time.Sleep(stopFor)
 	if err := victim.Process.Signal(syscall.SIGCONT); err != nil {
