@@ -225,7 +225,7 @@ func killHoldingLeases(t *testing.T, rdb *redis.Client, prefix string, victim *e
 // The trigger is the whole crawl's progress, not the victim's: how the
 // three hosts are shared among the workers varies from run to run, and a
 // victim waited for until it had logged 800 pages was found at 16% to 83%
-// of the crawl, and once never got there (the others finished first).
+// of the crawl, and once, in a full test run, did not get there in 90s.
 func freezeHoldingLeases(t *testing.T, rdb *redis.Client, prefix string, victim *exec.Cmd, stderr *syncBuffer, out string, atDone uint64) (int, string, func() int) {
 	t.Helper()
 	ctx := context.Background()
