@@ -47,11 +47,8 @@ func appendEntryJSON(dst []byte, e *Entry) (_ []byte, ok bool) {
 	b = appendJSONStringField(b, `,"ip":`, e.IP)
 	b = appendJSONStringField(b, `,"warc_file":`, e.WARCFile)
 	b = appendJSONStringField(b, `,"warc_record_id":`, e.WARCRecordID)
-	if !e.LastMod.IsZero() {
-		b = append(b, `,"lastmod":`...)
-		if b, ok = appendJSONTime(b, e.LastMod); !ok {
-			return dst, false
-		}
+	if b, ok = appendJSONTimeField(b, `,"lastmod":`, e.LastMod); !ok {
+		return dst, false
 	}
 	b = appendJSONIntField(b, `,"sitemap_urls":`, e.SitemapURLs)
 	b = appendJSONIntField(b, `,"sitemap_cut":`, e.SitemapCut)
@@ -65,11 +62,8 @@ func appendEntryJSON(dst []byte, e *Entry) (_ []byte, ok bool) {
 		}
 	}
 	b = appendJSONIntField(b, `,"attempt":`, e.Attempt)
-	if !e.RetryAt.IsZero() {
-		b = append(b, `,"retry_at":`...)
-		if b, ok = appendJSONTime(b, e.RetryAt); !ok {
-			return dst, false
-		}
+	if b, ok = appendJSONTimeField(b, `,"retry_at":`, e.RetryAt); !ok {
+		return dst, false
 	}
 	return append(b, "}\n"...), true
 }
@@ -88,6 +82,15 @@ func appendJSONIntField(b []byte, key string, n int) []byte {
 		return b
 	}
 	return strconv.AppendInt(append(b, key...), int64(n), 10)
+}
+
+// appendJSONTimeField appends an omitzero time field; ok is false where
+// appendJSONTime's is.
+func appendJSONTimeField(b []byte, key string, t time.Time) ([]byte, bool) {
+	if t.IsZero() {
+		return b, true
+	}
+	return appendJSONTime(append(b, key...), t)
 }
 
 // appendJSONTime appends t as time.Time's MarshalJSON does: RFC 3339 with
