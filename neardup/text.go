@@ -323,8 +323,8 @@ func (h *wordHasher) feed(text string) {
 			}
 			continue
 		}
-		// A run of ASCII letters and digits: text[i:j]; kinds has bit 2
-		// set when it holds a capital.
+		// A run of ASCII letters and digits: text[i:j]; kinds&2 is set
+		// when it holds a capital (class 2).
 		j, kinds := i+1, c
 		for ; j < len(text); j++ {
 			k := byteWord[text[j]]
