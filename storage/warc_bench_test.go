@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +13,9 @@ import (
 
 // BenchmarkWARCWrite measures WARC output for a typical HTML page (about
 // 20 KB of markup) at the default gzip level and at level 1, from parallel
-// goroutines as the crawler's workers call it:
+// goroutines as the crawler's workers call it; "default" and "level1"
+// write an exchange in the ResponseHead and Body form, "raw-" the same page
+// as the bytes a server sent (Response), with Content-Length or chunked:
 //
 //	go test -run '^$' -bench 'BenchmarkWARCWrite|BenchmarkCrawlLogWrite' ./storage/
 func BenchmarkWARCWrite(b *testing.B) {
@@ -29,10 +32,29 @@ func BenchmarkWARCWrite(b *testing.B) {
 		ResponseHead: ResponseHead("", 200, http.Header{"Content-Type": {"text/html; charset=utf-8"}}, len(body)),
 		Body:         body,
 	}
+	rawHead := "HTTP/1.1 200 OK\r\nServer: nginx\r\nDate: Sat, 28 Nov 2026 06:00:00 GMT\r\nContent-Type: text/html; charset=utf-8\r\n"
+	raw := *ex
+	raw.Response = []byte(rawHead + "Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + string(body))
+	chunked := *ex
+	var cb strings.Builder
+	cb.WriteString(rawHead + "Transfer-Encoding: chunked\r\n\r\n")
+	for p := body; len(p) > 0; {
+		n := min(len(p), 8192)
+		fmt.Fprintf(&cb, "%x\r\n%s\r\n", n, p[:n])
+		p = p[n:]
+	}
+	cb.WriteString("0\r\n\r\n")
+	chunked.Response = []byte(cb.String())
 	for _, c := range []struct {
 		name  string
 		level int
-	}{{"default", gzip.DefaultCompression}, {"level1", gzip.BestSpeed}} {
+		ex    *Exchange
+	}{
+		{"default", gzip.DefaultCompression, ex}, {"level1", gzip.BestSpeed, ex},
+		{"raw-default", gzip.DefaultCompression, &raw}, {"raw-level1", gzip.BestSpeed, &raw},
+		{"raw-chunked-level1", gzip.BestSpeed, &chunked},
+	} {
+		ex := c.ex
 		b.Run(c.name, func(b *testing.B) {
 			w, err := NewWARCWriter(b.TempDir(), WARCOptions{GzipLevel: c.level})
 			if err != nil {
