@@ -282,3 +282,51 @@ func FuzzParseResponse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzWARCRawRecord: whatever bytes a server sent, the writer archives them
+// byte for byte with digests that verify, as a response and as a revisit.
+func FuzzWARCRawRecord(f *testing.F) {
+	for _, fx := range rawFixtures() {
+		f.Add([]byte(fx.raw), false)
+	}
+	f.Add([]byte("\n"), true)
+	f.Add([]byte("HTTP/1.1 200 OK\r\nContent-Type: image/png\r\n\r\n\x89PNG"), true)
+	date := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, raw []byte, fast bool) {
+		if len(raw) == 0 {
+			return // no response: not a raw Exchange
+		}
+		level := gzip.DefaultCompression
+		if fast {
+			level = gzip.BestSpeed
+		}
+		ex := &Exchange{TargetURI: "http://fuzz.test/", RequestHead: []byte("GET / HTTP/1.1\r\nHost: fuzz.test\r\n\r\n"), Response: raw}
+		r, _ := ParseResponse(raw)
+		for _, of := range []*Revisit{nil, {TargetURI: "http://fuzz.test/0", Date: date}} {
+			var b recordBuilder
+			if err := b.rawResponse(ex, of, "<urn:uuid:x>", date, nil, level); err != nil {
+				t.Fatal(err)
+			}
+			rec, err := NewWARCReader(bytes.NewReader(b.out.b)).Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := raw
+			if of != nil {
+				want = raw[:r.BodyStart]
+			}
+			if !bytes.Equal(rec.Block, want) {
+				t.Fatalf("block %q, want %q", rec.Block, want)
+			}
+			if got := rec.Header.Get("WARC-Block-Digest"); got != sha1Digest(want) {
+				t.Fatalf("block digest %s", got)
+			}
+			if got := rec.Header.Get("WARC-Payload-Digest"); got != r.PayloadDigest {
+				t.Fatalf("payload digest %s, want %s", got, r.PayloadDigest)
+			}
+			if got := rec.Header.Get("WARC-Truncated"); (got == "unspecified") != r.Cut {
+				t.Fatalf("WARC-Truncated %q for a response cut %v", got, r.Cut)
+			}
+		}
+	})
+}
