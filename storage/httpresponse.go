@@ -2,10 +2,14 @@ package storage
 
 import (
 	"bytes"
+	"compress/flate"
+	stdgzip "compress/gzip"
+	"compress/zlib"
 	"crypto/sha1"
 	"errors"
 	"fmt"
 	"hash"
+	"io"
 	"strconv"
 )
 
@@ -433,4 +437,91 @@ func truncateQuote(b []byte) []byte {
 		return b[:64]
 	}
 	return b
+}
+
+// ErrContentCoding means a payload's Content-Encoding is one
+// DecodeResponse does not decode, or its data does not decode.
+var ErrContentCoding = errors.New("storage: cannot decode content coding")
+
+// DecodeResponse returns the entity of a raw HTTP response for analysis
+// (link extraction, text): the payload as ResponsePayload finds it, with
+// the content codings of its Content-Encoding removed (gzip, x-gzip,
+// deflate as zlib or raw, identity), at most limit bytes (limit <= 0: no
+// limit; more sets cut). The archive keeps the bytes as received; this is
+// the reader's side. The error matches ErrContentCoding for a coding it
+// does not know or data that does not decode (entity then holds the payload
+// with the codings applied after it removed, or the output of the one that
+// failed, up to limit), or ErrMalformedResponse as ParseResponse's.
+func DecodeResponse(raw []byte, limit int64) (entity []byte, cut bool, err error) {
+	p, r, err := ResponsePayload(raw)
+	entity = p
+	codings := contentCodings(raw[r.HeadStart:r.BodyStart])
+	for i := len(codings) - 1; i >= 0; i-- {
+		c := codings[i]
+		if c == "identity" {
+			continue
+		}
+		if c != "gzip" && c != "x-gzip" && c != "deflate" {
+			err = fmt.Errorf("%w: %q", ErrContentCoding, c)
+			break
+		}
+		var derr error
+		if entity, cut, derr = inflate(c, entity, limit); derr != nil {
+			err = fmt.Errorf("%w: %s: %w", ErrContentCoding, c, derr)
+			break
+		}
+	}
+	if limit > 0 && int64(len(entity)) > limit {
+		entity, cut = entity[:limit], true
+	}
+	return entity, cut, err
+}
+
+// contentCodings returns the codings of head's Content-Encoding fields in
+// the order they were applied, lower case.
+func contentCodings(head []byte) []string {
+	var out []string
+	for i, line := range bytes.Split(head, []byte("\n")) {
+		if i == 0 {
+			continue
+		}
+		name, value, ok := bytes.Cut(line, []byte(":"))
+		if !ok || !bytes.EqualFold(name, []byte("Content-Encoding")) {
+			continue
+		}
+		for c := range bytes.SplitSeq(value, []byte(",")) {
+			if c = trimOWS(c); len(c) > 0 {
+				out = append(out, string(bytes.ToLower(c)))
+			}
+		}
+	}
+	return out
+}
+
+// inflate decodes one gzip or deflate coding of b, reading at most limit+1
+// bytes of output so that a bomb costs no more than the limit.
+func inflate(coding string, b []byte, limit int64) ([]byte, bool, error) {
+	var zr io.ReadCloser
+	var err error
+	switch {
+	case coding != "deflate":
+		zr, err = stdgzip.NewReader(bytes.NewReader(b))
+	case len(b) >= 2 && (uint16(b[0])<<8|uint16(b[1]))%31 == 0 && b[0]&0x0f == 8:
+		zr, err = zlib.NewReader(bytes.NewReader(b)) // RFC 9110's deflate: zlib
+	default:
+		zr = flate.NewReader(bytes.NewReader(b)) // what some servers send: raw deflate
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	defer zr.Close()
+	var src io.Reader = zr
+	if limit > 0 {
+		src = io.LimitReader(zr, limit+1)
+	}
+	out, err := io.ReadAll(src)
+	if limit > 0 && int64(len(out)) > limit {
+		return out[:limit], true, nil
+	}
+	return out, false, err
 }

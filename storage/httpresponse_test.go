@@ -3,6 +3,8 @@ package storage
 import (
 	"bufio"
 	"bytes"
+	"compress/flate"
+	"compress/zlib"
 	"crypto/sha1"
 	"encoding/base32"
 	"errors"
@@ -146,7 +148,12 @@ func TestWARCRawResponse(t *testing.T) {
 		}
 	}
 	// A capture's own reason wins over the writer's finding.
-	cut := fxs[3]
+	var cut rawFixture
+	for _, fx := range fxs {
+		if fx.name == "cut mid-chunk" {
+			cut = fx
+		}
+	}
 	if _, err := w.Write(&Exchange{TargetURI: "http://example.test/t", RequestHead: []byte(req), Response: []byte(cut.raw), Truncated: "time"}); err != nil {
 		t.Fatal(err)
 	}
@@ -327,6 +334,66 @@ func FuzzWARCRawRecord(f *testing.F) {
 			if got := rec.Header.Get("WARC-Truncated"); (got == "unspecified") != r.Cut {
 				t.Fatalf("WARC-Truncated %q for a response cut %v", got, r.Cut)
 			}
+		}
+	})
+}
+
+func TestDecodeResponse(t *testing.T) {
+	page := strings.Repeat("<p>a page for analysis</p>\n", 50)
+	var z, raw bytes.Buffer
+	zw := zlib.NewWriter(&z)
+	zw.Write([]byte(page))
+	zw.Close()
+	fw, _ := flate.NewWriter(&raw, flate.BestSpeed)
+	fw.Write([]byte(page))
+	fw.Close()
+	g := gzipped(page)
+	var gzChunked rawFixture
+	for _, fx := range rawFixtures() {
+		if fx.name == "gzip chunked" {
+			gzChunked = fx
+		}
+	}
+	for _, c := range []struct {
+		name, raw string
+		limit     int64
+		want      string
+		cut       bool
+		err       error
+	}{
+		{"gzip chunked", gzChunked.raw, 0, strings.Repeat("<p>gzip'd by the server, chunked on the wire</p>\n", 40), false, nil},
+		{"zlib deflate", "HTTP/1.1 200 OK\r\nContent-Encoding: deflate\r\n\r\n" + z.String(), 0, page, false, nil},
+		{"raw deflate", "HTTP/1.1 200 OK\r\nContent-Encoding: deflate\r\n\r\n" + raw.String(), 0, page, false, nil},
+		{"x-gzip, limited", "HTTP/1.1 200 OK\r\nContent-Encoding: X-Gzip\r\n\r\n" + g, 100, page[:100], true, nil},
+		{"identity", "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc", 0, "abc", false, nil},
+		{"gzip twice", "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Encoding: gzip\r\n\r\n" + gzipped(g), 0, page, false, nil},
+		{"br", "HTTP/1.1 200 OK\r\nContent-Encoding: br\r\n\r\n\x0b\x02\x80abc\x03", 0, "\x0b\x02\x80abc\x03", false, ErrContentCoding},
+		{"not gzip", "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n\r\nplain", 0, "", false, ErrContentCoding},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, cut, err := DecodeResponse([]byte(c.raw), c.limit)
+			if !errors.Is(err, c.err) || c.err == nil && err != nil {
+				t.Errorf("error %v, want %v", err, c.err)
+			}
+			if string(got) != c.want || cut != c.cut {
+				t.Errorf("got %q cut %v, want %q cut %v", got, cut, c.want, c.cut)
+			}
+		})
+	}
+}
+
+func FuzzDecodeResponse(f *testing.F) {
+	for _, fx := range rawFixtures() {
+		f.Add([]byte(fx.raw), int64(0))
+	}
+	f.Add([]byte("HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n\r\n"+gzipped(strings.Repeat("x", 1<<16))), int64(1000))
+	f.Fuzz(func(t *testing.T, raw []byte, limit int64) {
+		got, cut, err := DecodeResponse(raw, limit)
+		if err != nil && !errors.Is(err, ErrContentCoding) && !errors.Is(err, ErrMalformedResponse) {
+			t.Fatalf("error %v", err)
+		}
+		if limit > 0 && int64(len(got)) > limit || cut && limit <= 0 {
+			t.Fatalf("%d bytes, cut %v, at limit %d", len(got), cut, limit)
 		}
 	})
 }
