@@ -65,7 +65,8 @@
 // interim responses, the status line, the header fields in their order,
 // case and repetition, and the message body with its transfer coding
 // (chunked) and content coding (gzip, br) as sent (WARC 1.1 section 6.3.2).
-// Nothing is re-serialised; decoding is for analysis, outside the archive.
+// Nothing is re-serialised; decoding is for analysis, outside the archive
+// (DecodeResponse).
 // A revisit record's block is the response's bytes before its payload (the
 // interim responses and the head, as received). Exchange.ResponseHead and
 // Body are the form for responses not captured from a connection (built
