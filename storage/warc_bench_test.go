@@ -119,3 +119,45 @@ func reportCPU(b *testing.B, cpu0 int64) {
 		b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
 	}
 }
+
+// BenchmarkPayloadDigest compares the crawl's digest of a 20 KB page
+// before the archive held raw responses (PayloadDigest of the decoded body)
+// with ResponsePayloadDigest of the response as received:
+//
+//	go test -run '^$' -bench 'BenchmarkPayloadDigest' ./storage/
+func BenchmarkPayloadDigest(b *testing.B) {
+	var page strings.Builder
+	for i := 0; page.Len() < 20<<10; i++ {
+		fmt.Fprintf(&page, "<p><a href=\"/section/%d/page-%d.html\">Article %d about crawling</a> with some text.</p>\n", i%37, i, i)
+	}
+	body := page.String()
+	head := "HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Type: text/html; charset=utf-8\r\n"
+	var chunked strings.Builder
+	chunked.WriteString(head + "Transfer-Encoding: chunked\r\n\r\n")
+	for p := body; len(p) > 0; {
+		n := min(len(p), 8192)
+		fmt.Fprintf(&chunked, "%x\r\n%s\r\n", n, p[:n])
+		p = p[n:]
+	}
+	chunked.WriteString("0\r\n\r\n")
+	decoded := []byte(body)
+	withLength := []byte(head + "Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body)
+	withChunks := []byte(chunked.String())
+	for _, c := range []struct {
+		name   string
+		digest func() string
+	}{
+		{"decoded-body", func() string { return PayloadDigest(decoded) }},
+		{"raw-length", func() string { d, _ := ResponsePayloadDigest(withLength); return d }},
+		{"raw-chunked", func() string { d, _ := ResponsePayloadDigest(withChunks); return d }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				if c.digest() == "" {
+					b.Fatal("no digest")
+				}
+			}
+		})
+	}
+}
