@@ -268,7 +268,7 @@ type op struct {
 	failed    bool   // done failed
 	retry     *Entry // done's retry record, nil if none
 	adds      []Entry
-	requeue   []Entry // failed entries queued again; their failure records go
+	requeue   []Entry  // failed entries queued again; their failure records go
 	seeds     []string // host names and domains, prefixed
 	fps       []uint64 // fingerprints of adds (Options.ExactDedup)
 	err       error
