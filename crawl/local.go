@@ -95,7 +95,7 @@ func (c *Crawler) openLocal() error {
 	}
 	c.front, c.queue = front, front
 	c.retries = true
-	c.robots = fetch.NewRobotsCache(c.fetcher, fetch.RobotsCacheOptions{OnFetch: c.robotsFetched, ErrorMaxAge: c.robotsErrorAge()})
+	c.robots = fetch.NewRobotsCache(c.fetcher, fetch.RobotsCacheOptions{OnFetch: c.robotsFetched, ErrorMaxAge: robotsErrorMaxAge})
 	if c.resumed {
 		s := front.Stats()
 		o.Logger.Info("crawl resuming", "state", o.StateDir, "queued", s.Queued, "pages_before", s.Pages, "journal", s.Journal)
