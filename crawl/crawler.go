@@ -26,8 +26,9 @@ var (
 	// ErrClosed is returned by Run after Close.
 	ErrClosed = errors.New("crawl: crawler is closed")
 	// ErrCorruptState is wrapped by the errors of New about a state
-	// directory that cannot be resumed: a recorded snapshot missing or
-	// older than the store says.
+	// directory that cannot be resumed: a recorded snapshot missing,
+	// damaged or older than the store says, or a store whose records do
+	// not decode.
 	ErrCorruptState = errors.New("crawl: corrupt state")
 )
 

@@ -90,6 +90,9 @@ func (c *Crawler) openLocal() error {
 		Now:        o.Now,
 		ExactDedup: o.ExactDedup,
 	})
+	if errors.Is(err, frontier.ErrCorrupt) {
+		return fmt.Errorf("%w: %s: %w", ErrCorruptState, o.StateDir, err)
+	}
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)
 	}
@@ -132,7 +135,7 @@ func (c *Crawler) loadSnapshot() error {
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("%w: %s records checkpoint %d but %s is missing", ErrCorruptState, c.opts.StateDir, gen, SnapshotFile)
 	case err != nil:
-		return fmt.Errorf("crawl: state %s: %w", c.opts.StateDir, err)
+		return fmt.Errorf("%w: %s: %w", ErrCorruptState, c.opts.StateDir, err)
 	case fileGen < gen:
 		return fmt.Errorf("%w: %s: %s holds checkpoint %d, the store records %d", ErrCorruptState, c.opts.StateDir, SnapshotFile, fileGen, gen)
 	}

@@ -18,8 +18,8 @@ import (
 
 // prefixFailed starts the keys of failure records:
 //
-//	x/<host>\x00<url>  failure record (encodeEntry, version 2)
-const prefixFailed = "x/"
+//	e/<host>\x00<url>  failure record (encodeEntry, version 2)
+const prefixFailed = "e/"
 
 func failedKey(host, url string) []byte {
 	k := make([]byte, 0, len(prefixFailed)+len(host)+1+len(url))
