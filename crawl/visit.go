@@ -55,30 +55,24 @@ func (c *Crawler) work(ctx, fctx context.Context) error {
 // until is set when the entry is to wait with its host until then, not
 // done: its site's robots.txt is not available yet (local mode).
 func (c *Crawler) visit(ctx context.Context, ent frontier.Entry) (out frontier.Outcome, until time.Time, ok bool, err error) {
-	out, ok, err = c.visitFetch(ctx, ent, &until)
-	return out, until, ok, err
-}
-
-func (c *Crawler) visitFetch(ctx context.Context, ent frontier.Entry, until *time.Time) (out frontier.Outcome, ok bool, err error) {
 	robots, refused, wait, ok, err := c.checkRobots(ctx, ent, &out)
 	switch {
 	case !ok || err != nil:
-		return out, ok, err
+		return out, time.Time{}, ok, err
 	case !wait.IsZero():
-		*until = wait
-		return out, true, nil
+		return out, wait, true, nil
 	case refused:
 		// Not fetched (checkRobots set out.Failed when the URL failed).
 		// The site's sitemaps are queued all the same.
 		out.RobotsSitemaps = c.robotsSitemaps(ent.URL, robots)
-		return out, true, nil
+		return out, time.Time{}, true, nil
 	}
 	out.CrawlDelay = robots.CrawlDelay(c.opts.Fetch.UserAgent)
 	out.RobotsSitemaps = c.robotsSitemaps(ent.URL, robots)
 	if ent.Sitemap && !c.opts.NoSitemaps {
 		release, ok := c.sitemaps.acquire(ctx)
 		if !ok {
-			return out, false, nil
+			return out, time.Time{}, false, nil
 		}
 		defer release()
 	}
@@ -86,7 +80,7 @@ func (c *Crawler) visitFetch(ctx context.Context, ent frontier.Entry, until *tim
 	res, ferr := c.fetchEntry(ctx, ent)
 	took := time.Since(t0)
 	if ferr != nil && ctx.Err() != nil {
-		return out, false, nil
+		return out, time.Time{}, false, nil
 	}
 	if res != nil {
 		c.seeds.responses.Add(1)
@@ -95,7 +89,7 @@ func (c *Crawler) visitFetch(ctx context.Context, ent frontier.Entry, until *tim
 	// The request is over: the host's delay starts now and its next entry
 	// may go out while this one is archived and its links are parsed.
 	if err := c.release(ent, res, &out); err != nil {
-		return out, false, fmt.Errorf("crawl: %w", err)
+		return out, time.Time{}, false, fmt.Errorf("crawl: %w", err)
 	}
 	// Release woke the worker that takes the host's next entry, and Go
 	// queues it to run next on this thread once this goroutine blocks,
@@ -121,21 +115,21 @@ func (c *Crawler) visitFetch(ctx context.Context, ent frontier.Entry, until *tim
 	c.counters.fetched.Add(1)
 	nd, err := c.checkNearDuplicate(ctx, res, shingles)
 	if err != nil {
-		return out, false, err
+		return out, time.Time{}, false, err
 	}
 	out.RetryAt = retryAt
 	if err := c.record(ctx, ent, res, ferr, &out, nd, attemptInfo{reason: reason, exhausted: exhausted, at: at, took: took}); err != nil {
-		return out, false, err
+		return out, time.Time{}, false, err
 	}
 	links, err := c.runHooks(ent, res, ferr, !retryAt.IsZero())
 	if err != nil {
-		return out, false, err
+		return out, time.Time{}, false, err
 	}
 	if !retryAt.IsZero() {
 		// The retry's links will be followed, not this attempt's.
 		c.counters.retried.Add(1)
 		c.counters.pages.Add(1)
-		return out, true, nil
+		return out, time.Time{}, true, nil
 	}
 	if nd.sameHost && c.opts.SkipNearDuplicateLinks {
 		c.counters.nearDupLinks.Add(uint64(len(links)))
@@ -154,7 +148,7 @@ func (c *Crawler) visitFetch(ctx context.Context, ent frontier.Entry, until *tim
 		}
 		out.Redirect = refresh
 	}
-	return out, true, nil
+	return out, time.Time{}, true, nil
 }
 
 // checkRobots gets the robots.txt rules of ent's site and logs ent when
