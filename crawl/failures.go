@@ -154,16 +154,17 @@ var ErrNoSeedFetched = errors.New("crawl: no seed could be fetched")
 type NoSeedFetchedError struct {
 	Seeds int    // seeds that ended failed in this run
 	URL   string // the first of them
-	// Reason is its crawl-log reason ("blocked-address",
-	// "robots-unavailable", "retries-exhausted: timeout", ...), Err the
-	// fetch error behind it, if any (errors.As finds a
-	// *fetch.BlockedAddressError, a *net.DNSError, ... in it).
-	Reason string
-	Err    error
+	// Reason is its reason ("blocked-address", "robots-unavailable",
+	// "retries-exhausted: timeout", ...), Detail its crawl-log error (the
+	// reason and the cause), Err the fetch error behind it, if any
+	// (errors.As finds a *fetch.BlockedAddressError, a *net.DNSError, ...
+	// in it).
+	Reason, Detail string
+	Err            error
 }
 
 func (e *NoSeedFetchedError) Error() string {
-	s := fmt.Sprintf("crawl: no seed could be fetched: %s: %s", e.URL, failText(e.Reason, e.Err))
+	s := fmt.Sprintf("crawl: no seed could be fetched: %s: %s", e.URL, e.Detail)
 	if e.Seeds > 1 {
 		s += fmt.Sprintf(" (and %d more seeds failed)", e.Seeds-1)
 	}
@@ -189,14 +190,15 @@ type seedOutcomes struct {
 // isSeed reports whether ent is a seed: no page led to it.
 func isSeed(ent frontier.Entry) bool { return ent.Via == "" && ent.Depth == 0 && !ent.Sitemap }
 
-// seedFailed records that seed ent ended failed, for reason and err.
-func (s *seedOutcomes) seedFailed(ent frontier.Entry, reason string, err error) {
+// seedFailed records that seed ent ended failed, for reason (logged as
+// detail) and err.
+func (s *seedOutcomes) seedFailed(ent frontier.Entry, reason, detail string, err error) {
 	if !isSeed(ent) {
 		return
 	}
 	s.mu.Lock()
 	if s.failed == 0 {
-		s.first = NoSeedFetchedError{URL: ent.URL, Reason: reason, Err: err}
+		s.first = NoSeedFetchedError{URL: ent.URL, Reason: reason, Detail: detail, Err: err}
 	}
 	s.failed++
 	s.mu.Unlock()

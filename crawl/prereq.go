@@ -62,6 +62,7 @@ type robotsVerdict struct {
 	reason string    // robotsEnd: a permanent reason or "robots-unavailable"
 	why    string    // the last robots.txt failure
 	err    error
+	first  bool // the site's wait ran out just now
 }
 
 // fetched records a robots.txt fetch of site: it is called by the robots
@@ -156,10 +157,12 @@ func (p *robotsPrereq) after(site string, now time.Time, wait time.Duration) rob
 	case s.reason != "":
 		return robotsVerdict{v: robotsEnd, reason: s.reason, why: s.why, err: s.err}
 	case !s.gaveUp.IsZero() || now.Sub(s.since) >= wait:
+		v := robotsVerdict{v: robotsEnd, reason: "robots-unavailable", why: s.why, err: s.err}
 		if s.gaveUp.IsZero() {
 			s.gaveUp = now
+			v.first = true
 		}
-		return robotsVerdict{v: robotsEnd, reason: "robots-unavailable", why: s.why, err: s.err}
+		return v
 	}
 	return robotsVerdict{v: robotsWait, until: s.next, why: s.why}
 }

@@ -200,7 +200,7 @@ func (c *Crawler) endInvalid(ent frontier.Entry, err error, out *frontier.Outcom
 	}
 	out.Failed = true
 	c.counters.permanent.add(reason)
-	c.seeds.seedFailed(ent, reason, err)
+	c.seeds.seedFailed(ent, reason, failText(reason, err), err)
 	return c.logEntry(storage.Entry{
 		URL: ent.URL, Error: failText(reason, err), Depth: ent.Depth, Via: ent.Via, HopPath: ent.Hops, FetchedAt: c.opts.Now(),
 	})
@@ -220,11 +220,15 @@ func (c *Crawler) robotsUnavailable(ent frontier.Entry, v robotsVerdict, out *fr
 		if v.reason == "robots-unavailable" {
 			c.counters.robotsUnavailable.Add(1)
 			le.Error = "robots-unavailable: robots.txt " + v.why
+			if v.first {
+				c.opts.Logger.Warn("robots.txt did not answer within the robots wait: the site's URLs end as robots-unavailable",
+					"url", ent.URL, "robots_wait", c.opts.RobotsWait, "last_failure", v.why)
+			}
 		} else {
 			c.counters.permanent.add(v.reason)
 			le.Error = v.reason + ": robots.txt: " + cause(v.err)
 		}
-		c.seeds.seedFailed(ent, v.reason, v.err)
+		c.seeds.seedFailed(ent, v.reason, le.Error, v.err)
 	default:
 		// Redis mode, or a site not tracked: the URL is retried, each
 		// wait spending one of its retries.
@@ -240,7 +244,7 @@ func (c *Crawler) robotsUnavailable(ent frontier.Entry, v robotsVerdict, out *fr
 		if out.RetryAt.IsZero() {
 			out.Failed = true
 			c.counters.robotsUnavailable.Add(1)
-			c.seeds.seedFailed(ent, "robots-unavailable", v.err)
+			c.seeds.seedFailed(ent, "robots-unavailable", le.Error, v.err)
 		}
 	}
 	return time.Time{}, c.logEntry(le)
@@ -284,7 +288,7 @@ func (c *Crawler) record(ctx context.Context, ent frontier.Entry, res *fetch.Res
 		if a.exhausted {
 			reason = retryError(a.reason, "", true)
 		}
-		c.seeds.seedFailed(ent, reason, ferr)
+		c.seeds.seedFailed(ent, reason, le.Error, ferr)
 	}
 	if res != nil {
 		le.Status = res.Status
