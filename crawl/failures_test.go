@@ -165,11 +165,38 @@ func TestRobotsWaitRunsOut(t *testing.T) {
 	o.Politeness.Delay = -1
 	o.Fetch.AllowPrivate = true
 	o.Retry = RetryOptions{Backoff: 40 * time.Millisecond, MaxBackoff: 80 * time.Millisecond}
+	var waiting atomic.Int64
 	start := time.Now()
-	c, err := run(t, context.Background(), o)
+	c, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				waiting.Store(max(waiting.Load(), int64(c.Stats().Fetch.RobotsWaiting)))
+			}
+		}
+	}()
+	err = c.Run(context.Background())
 	took := time.Since(start)
+	close(stop)
+	<-stopped
+	if cerr := c.Close(); cerr != nil {
+		t.Error(cerr)
+	}
 	if !errors.Is(err, ErrNoSeedFetched) {
 		t.Fatalf("Run = %v, want ErrNoSeedFetched", err)
+	}
+	if waiting.Load() != 1 || c.Stats().Fetch.RobotsWaiting != 0 {
+		t.Errorf("RobotsWaiting: %d while waiting, %d at the end; want 1, 0", waiting.Load(), c.Stats().Fetch.RobotsWaiting)
 	}
 	if took < o.RobotsWait || took > 10*o.RobotsWait {
 		t.Errorf("took %v, want about RobotsWait %v", took, o.RobotsWait)

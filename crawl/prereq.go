@@ -176,3 +176,16 @@ func (p *robotsPrereq) usable(site string) {
 	}
 	p.mu.Unlock()
 }
+
+// waiting counts the sites whose URLs wait for their robots.txt now.
+func (p *robotsPrereq) waiting() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, s := range p.sites {
+		if s.reason == "" && s.gaveUp.IsZero() {
+			n++
+		}
+	}
+	return n
+}

@@ -78,6 +78,7 @@ type FetchStats struct {
 	FetchErrors       uint64 // requests that failed: timeouts, resets, DNS, ...
 	HTTPErrors        uint64 // responses with a 4xx or 5xx status
 	RobotsDisallowed  uint64 // URLs robots.txt disallowed
+	RobotsWaiting     int    // sites whose URLs wait for their robots.txt now (Options.RobotsWait)
 	RobotsUnavailable uint64 // URLs that ended as their site's robots.txt could not be fetched within Options.RobotsWait (RFC 9309: disallow all); in Redis mode, after their retries
 	TruncatedLength   uint64 // bodies cut at Fetch.MaxBodySize
 	TruncatedTime     uint64 // bodies cut by Fetch.FetchTimeout
@@ -161,6 +162,7 @@ func (c *Crawler) Stats() Stats {
 		HTTPErrors:        k.httpErrors.Load(),
 		RobotsDisallowed:  k.robotsDenied.Load(),
 		RobotsUnavailable: k.robotsUnavailable.Load(),
+		RobotsWaiting:     c.prereq.waiting(),
 		TruncatedLength:   k.cutLength.Load(),
 		TruncatedTime:     k.cutTime.Load(),
 		TruncatedLost:     k.cutDisconnect.Load(),

@@ -509,6 +509,9 @@ func (p *progress) line() string {
 	if s.Retrying > 0 {
 		line += fmt.Sprintf(" retrying %d", s.Retrying)
 	}
+	if n := s.Fetch.RobotsWaiting; n > 0 {
+		line += fmt.Sprintf(" waiting-for-robots.txt %d sites", n)
+	}
 	if s.Slowed > 0 {
 		line += fmt.Sprintf(" slowed %d", s.Slowed)
 	}
