@@ -378,3 +378,52 @@ func TestRobotsFaultsFullCoverage(t *testing.T) {
 		t.Errorf("no robots.txt fetch failed in any run: the test tests nothing")
 	}
 }
+
+// TestFailuresRedis checks the Redis mode's share of the failure rules:
+// a refused address ends its URL at once, and a robots.txt that answers
+// 503 twice costs the URL two retries (it cannot wait without spending
+// them there) and the URL is fetched on the third attempt.
+func TestFailuresRedis(t *testing.T) {
+	var robotsCalls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			if robotsCalls.Add(1) <= 2 {
+				http.Error(w, "down", http.StatusServiceUnavailable)
+			}
+			return
+		}
+		fmt.Fprint(w, "page")
+	}))
+	defer srv.Close()
+	for _, tc := range []struct {
+		name         string
+		allowPrivate bool
+		want         string
+	}{
+		{"refused address", false, "0 0 blocked-address: robots.txt: refused loopback address"},
+		{"robots.txt 503", true, "1 0 will-retry: robots-unavailable: robots.txt answered 503|2 0 will-retry: robots-unavailable: robots.txt answered 503|3 200 "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			o := Options{Seeds: []string{srv.URL + "/"}, Dir: dir, Concurrency: 2, ExpectedURLs: 1000}
+			o.Politeness.Delay = -1
+			o.Fetch.AllowPrivate = tc.allowPrivate
+			o.Retry = RetryOptions{Backoff: 20 * time.Millisecond}
+			start := time.Now()
+			runRedisWorkers(t, 1, o, testRedisPrefix(t, "failures"))
+			logs, _ := filepath.Glob(filepath.Join(dir, "crawl-*.log.jsonl"))
+			var lines []string
+			for _, l := range logs {
+				for _, e := range readLog(t, l) {
+					lines = append(lines, fmt.Sprintf("%d %d %s", e.Attempt, e.Status, e.Error))
+				}
+			}
+			if got := strings.Join(lines, "|"); !strings.HasPrefix(got, tc.want) {
+				t.Errorf("log %q, want %q", got, tc.want)
+			}
+			if took := time.Since(start); took > 10*time.Second {
+				t.Errorf("took %v", took)
+			}
+		})
+	}
+}
