@@ -381,8 +381,6 @@ func (o *Options) Validate() error {
 			return invalid("Seen, Store and Payloads are local-mode options: in Redis mode they are in Redis")
 		case o.ExactDedup:
 			return invalid("ExactDedup is a local-mode option: the Redis frontier keeps no fingerprints")
-		case o.RetryFailed:
-			return invalid("RetryFailed is a local-mode option: the Redis frontier keeps no failure records")
 		case r.Heartbeat > 0 && r.Heartbeat < 10*time.Millisecond:
 			return invalid("Redis.Heartbeat %v: at least 10ms, or negative for none", r.Heartbeat)
 		case r.Lease <= o.Fetch.FetchTimeout:
@@ -390,6 +388,9 @@ func (o *Options) Validate() error {
 			// done before the lease ends, or it is fetched twice.
 			return invalid("Redis.Lease %v must exceed Fetch.FetchTimeout %v", r.Lease, o.Fetch.FetchTimeout)
 		}
+	}
+	if o.Redis != nil && o.RetryFailed {
+		return invalid("RetryFailed is a local-mode option: the Redis frontier keeps no failure records")
 	}
 	if err := o.Retry.validate(); err != nil {
 		return err
