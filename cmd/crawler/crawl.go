@@ -215,7 +215,7 @@ func runCrawl(ctx context.Context, e env, args []string) (err error) {
 		return err
 	}
 	logSummary(o.Logger, cr, interrupted)
-	printSummary(e.stdout, cr, interrupted)
+	printSummary(e.stdout, cr, interrupted, noSeed)
 	if noSeed {
 		return &noSeedError{err: err}
 	}
@@ -240,6 +240,14 @@ type noSeedError struct{ err error }
 
 func (e *noSeedError) Error() string {
 	msg := e.err.Error()
+	var ns *crawl.NoSeedFetchedError
+	if errors.As(e.err, &ns) {
+		// The command's prefix names the crawl already.
+		msg = fmt.Sprintf("no seed could be fetched: %s: %s", ns.URL, ns.Detail)
+		if ns.Seeds > 1 {
+			msg += fmt.Sprintf(" (and %d more seeds failed)", ns.Seeds-1)
+		}
+	}
 	if fix := noSeedFix(e.err); fix != "" {
 		msg += ": " + fix
 	}
@@ -344,7 +352,7 @@ func readSeeds(path string, nopts urlnorm.Options) ([]string, error) {
 }
 
 // printSummary prints the end-of-run report.
-func printSummary(w io.Writer, cr *crawl.Crawler, interrupted bool) {
+func printSummary(w io.Writer, cr *crawl.Crawler, interrupted, noSeed bool) {
 	s := cr.Stats()
 	o := cr.Options()
 	elapsed := time.Since(s.Started)
@@ -355,6 +363,8 @@ func printSummary(w io.Writer, cr *crawl.Crawler, interrupted bool) {
 		state = "interrupted: entries this worker had out go to another worker when their lease expires"
 	case interrupted:
 		state = "interrupted: state saved, rerun with the same --state to resume"
+	case noSeed:
+		state = "finished: no seed could be fetched (see crawl.log.jsonl)"
 	case o.MaxPages > 0 && s.Pages >= uint64(o.MaxPages):
 		state = "finished: --max-pages reached"
 	case redis:

@@ -43,9 +43,13 @@ func TestCrawlNoSeedFetched(t *testing.T) {
 			last = l
 		}
 	}
-	wantCause := "refused loopback address " + u.Host
-	if !strings.Contains(last, wantCause) || !strings.HasSuffix(last, ": pass --allow-private to crawl local sites") {
-		t.Errorf("error line %q: want %q and the fix", last, wantCause)
+	want := "crawler crawl: no seed could be fetched: " + srv.URL + "/: blocked-address: robots.txt: refused loopback address " + u.Host +
+		": pass --allow-private to crawl local sites"
+	if last != want {
+		t.Errorf("error line\n%q, want\n%q", last, want)
+	}
+	if !strings.HasPrefix(stdout, "crawl finished: no seed could be fetched") {
+		t.Errorf("summary does not say that no seed could be fetched:\n%s", stdout)
 	}
 	if !strings.Contains(stdout, "failed for good   1 URLs: 1 refused addresses") {
 		t.Errorf("summary does not count the refused seed:\n%s", stdout)
