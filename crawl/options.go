@@ -78,6 +78,24 @@ type Options struct {
 	// is fetched again: MaxRetries (default 3), exponential Backoff with
 	// jitter, Retry-After capped at MaxRetryAfter. See RetryOptions.
 	Retry RetryOptions
+	// RobotsWait bounds how long a site's URLs wait for its robots.txt,
+	// a prerequisite fetched before them: while it answers 5xx or 429,
+	// or does not answer, the site is taken as fully disallowed (RFC 9309
+	// §2.3.1.4) and its URLs wait, without spending their own retries,
+	// while robots.txt is fetched again after Retry's backoff (or its
+	// Retry-After). Once RobotsWait has passed since the first failure,
+	// the waiting URLs end as "robots-unavailable", and the site's URLs
+	// end so at once for RobotsWait more; then robots.txt is tried afresh.
+	// A refused address, a certificate that fails verification or a name
+	// that does not exist (after one retry) ends them at once. Default
+	// DefaultRobotsWait (5m); negative: no wait, the first failure ends
+	// them. In Redis mode the URLs are retried instead, each wait spending
+	// one of their retries.
+	RobotsWait time.Duration
+	// RetryFailed queues again, when the crawl starts, every URL whose
+	// last attempt failed in earlier runs (local mode; the state keeps a
+	// record of each). Without it only the seeds given again are.
+	RetryFailed bool
 	// Normalize configures URL normalization (the zero value is the
 	// default normalization).
 	Normalize urlnorm.Options
@@ -275,6 +293,9 @@ func (o *Options) EnsureDefaults() {
 	o.Fetch.EnsureDefaults()
 	o.Sitemap.EnsureDefaults()
 	o.Retry.EnsureDefaults()
+	if o.RobotsWait == 0 {
+		o.RobotsWait = DefaultRobotsWait
+	}
 	if o.ExpectedURLs == 0 {
 		o.ExpectedURLs = DefaultExpectedURLs
 	}
@@ -367,6 +388,9 @@ func (o *Options) Validate() error {
 			// done before the lease ends, or it is fetched twice.
 			return invalid("Redis.Lease %v must exceed Fetch.FetchTimeout %v", r.Lease, o.Fetch.FetchTimeout)
 		}
+	}
+	if o.Redis != nil && o.RetryFailed {
+		return invalid("RetryFailed is a local-mode option: the Redis frontier keeps no failure records")
 	}
 	if err := o.Retry.validate(); err != nil {
 		return err
