@@ -38,6 +38,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/layercrawl/layercrawl/crawl"
 )
@@ -221,7 +222,9 @@ func (s *sample) readMetrics(url string) error {
 		return err
 	}
 	defer res.Body.Close()
-	fams, err := new(expfmt.TextParser).TextToMetricFamilies(res.Body)
+	// Legacy names: the stricter check, which every scraper accepts.
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := parser.TextToMetricFamilies(res.Body)
 	if err != nil {
 		return err
 	}
