@@ -169,7 +169,7 @@ func runCrawl(ctx context.Context, e env, args []string) (err error) {
 	if len(urls) == 0 && !cr.Resumed() && o.Redis == nil {
 		return fmt.Errorf("%w: no seeds: give URLs as arguments, or --seeds FILE", errUsage)
 	}
-	defer startCPUs(ctx, c.cpus, e.gomaxprocs, o.Logger)()
+	defer startCPUs(c.cpus, e.gomaxprocs)()
 	p := newProgress(e.stderr, stderr, cr)
 	if c.monitor.logFormat == "json" {
 		p.log = o.Logger
