@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -218,7 +219,17 @@ func TestCrawlNormalizes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := strings.Count(string(log), `/p?`); got != tc.want {
+		got := 0
+		for _, line := range strings.Split(strings.TrimSpace(string(log)), "\n") {
+			var entry struct{ URL string }
+			if err := json.Unmarshal([]byte(line), &entry); err != nil {
+				t.Fatalf("log line %q: %v", line, err)
+			}
+			if strings.HasPrefix(entry.URL, srv.URL+"/p?") {
+				got++
+			}
+		}
+		if got != tc.want {
 			t.Errorf("%v: %d fetches of /p, want %d:\n%s", tc.flags, got, tc.want, log)
 		}
 	}
