@@ -53,12 +53,11 @@ func Example_collyMigration() {
 		e.Request.Visit(e.Attr("href"))
 	})
 
-	o := crawl.Options{Seeds: []string{site.URL + "/"}, Dir: dir, Collector: cc}
+	o := exampleOptions(site.URL+"/", dir) // Seeds: what colly would Visit first
+	o.Collector = cc
 	o.Admission.MaxDepth = 1 // colly.MaxDepth(2)
-	// colly.AllowedDomains(host of the seed): the default scope, the
+	// colly.AllowedDomains(host of the seed) is the default scope: the
 	// seeds' hosts.
-	o.Fetch.AllowPrivate = true // the example's site is on loopback
-	o.Politeness.Delay = -1     // a test server: no delay between requests
 	c, err := crawl.New(o)
 	if err != nil {
 		log.Fatal(err)

@@ -101,9 +101,8 @@ func bridgedColly(t *testing.T, seed string, maxDepth int) []string {
 	var log callbackLog
 	c := colly.NewCollector()
 	typicalCallbacks(c, &log)
-	o := crawl.Options{Seeds: []string{seed}, Dir: t.TempDir(), Collector: c}
-	o.Fetch.AllowPrivate = true
-	o.Politeness.Delay = -1
+	o := exampleOptions(seed, t.TempDir())
+	o.Collector = c
 	o.Fetch.NoEmbeds = true // colly fetches only what the callbacks Visit
 	o.NoSitemaps = true
 	o.Admission.MaxDepth = maxDepth - 1
