@@ -229,13 +229,18 @@ type Options struct {
 	// It is called from many goroutines at once.
 	OnPage func(p *Page) error
 	// Collector, when set, receives every fetched response as if it had
-	// fetched it itself: its OnResponse, OnHTML, OnXML and OnScraped
-	// callbacks run, and the URLs they Visit are followed as the page's
-	// links (through the same scope, limits and duplicate filter). The
-	// crawl owns fetching, robots.txt and duplicate detection, so it sets
-	// the Collector's transport, AllowURLRevisit, IgnoreRobotsTxt, Async
-	// (off), MaxDepth (0: Admission.MaxDepth applies), MaxBodySize (0)
-	// and CacheDir (none). See the package documentation.
+	// fetched it itself: its OnResponse, OnHTML, OnXML, OnScraped and
+	// OnError callbacks run with colly's Request.Depth, and the URLs they
+	// Visit are followed as the page's links (through the same scope,
+	// limits and duplicate filter). A redirect runs no callback: its
+	// target runs them, as in colly. The crawl owns fetching, robots.txt
+	// and duplicate detection, so New sets the Collector's transport,
+	// AllowURLRevisit (true), IgnoreRobotsTxt (true), Async (false),
+	// MaxBodySize (0: Fetch.MaxBodySize applies) and CacheDir (none).
+	// Validate rejects a Collector with AllowedDomains,
+	// DisallowedDomains, URLFilters, DisallowedURLFilters, MaxDepth,
+	// MaxRequests or a UserAgent other than colly's default or
+	// Fetch.UserAgent, and names the crawl option that does the same.
 	Collector *colly.Collector
 
 	// Logger receives the crawl's operational messages (start, resume,
@@ -370,6 +375,11 @@ func (o *Options) Validate() error {
 		return invalid("WARC.MaxFileSize %d is negative", o.WARC.MaxFileSize)
 	case o.WARC.GzipLevel < gzip.BestSpeed || o.WARC.GzipLevel > gzip.BestCompression:
 		return invalid("WARC.GzipLevel %d is not 1 to 9", o.WARC.GzipLevel)
+	}
+	if o.Collector != nil {
+		if why := checkCollector(o.Collector, o.Fetch.UserAgent); why != "" {
+			return invalid("Collector: %s", why)
+		}
 	}
 	if o.Redis != nil {
 		switch r := o.Redis; {

@@ -351,7 +351,7 @@ func (c *Crawler) runHooks(ent frontier.Entry, res *fetch.Result, ferr error, re
 	if res != nil {
 		links = res.Links
 		if c.colly != nil {
-			more, err := c.colly.replay(res)
+			more, err := c.colly.replay(ent, res)
 			if err != nil {
 				return nil, err
 			}

@@ -65,6 +65,9 @@ func crawlFlags(fs *flag.FlagSet, c *crawlCommand) {
 	fs.IntVar(&l.MaxSegmentRepeats, "max-segment-repeats", frontier.DefaultMaxSegmentRepeats, "trap limit: most times one path segment may occur in a URL followed, as in /a/a/a/ (-1: no limit)")
 	fs.IntVar(&l.MaxHostURLs, "max-host-urls", frontier.DefaultMaxHostURLs, "per-host budget: most URLs of one host queued per run (-1: no limit)")
 	fs.IntVar(&l.MaxChildren, "max-children", frontier.DefaultMaxChildren, "trap limit: most distinct children (next path segment, or query of a path) one URL prefix may gain per run; raise it for sites with bigger directories (-1: no limit)")
+	// The duplicate filter holds normalized URLs: a resumed crawl must
+	// normalize as the first run did.
+	normalizeFlags(fs, &o.Normalize, "; keep it the same when resuming")
 	f := &o.Fetch
 	fs.StringVar(&f.UserAgent, "user-agent", fetch.DefaultUserAgent, "User-Agent header; its product token is matched against robots.txt")
 	fs.BoolVar(&f.AllowPrivate, "allow-private", false, "allow connecting to loopback, private and link-local addresses (local sites, tests)")
@@ -191,7 +194,7 @@ func runCrawl(ctx context.Context, e env, args []string) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, cr.Close()) }()
-	defer startCPUs(ctx, c.cpus, e.gomaxprocs, o.Logger)()
+	defer startCPUs(c.cpus, e.gomaxprocs)()
 	p := newProgress(e.stderr, stderr, cr)
 	if c.monitor.logFormat == "json" {
 		p.log = o.Logger

@@ -55,6 +55,7 @@ func commands() []command {
 		{"experiment", "replay URL sets through BF and MLBF and plot false positives and timings", runExperiment},
 		{"normalize", "normalize URLs from stdin, one per line (or print their filter segments)", runNormalize},
 		{"status", "print the progress of a running crawl (through its --http-addr) or of a distributed one (Redis)", runStatus},
+		{"version", "print the module version and the git commit the binary was built from", runVersion},
 	}
 }
 
