@@ -176,7 +176,8 @@ func runCrawl(ctx context.Context, e env, args []string) (err error) {
 	}
 	var wg sync.WaitGroup
 	pctx, stopProgress := context.WithCancel(ctx)
-	serveMonitor(pctx, &wg, mon, monLn, cr, o.Logger)
+	stopMonitor := serveMonitor(ctx, mon, monLn, cr, c.monitor.linger, o.Logger)
+	defer stopMonitor()
 	if c.progress > 0 {
 		wg.Go(func() { p.run(pctx, c.progress) })
 	}
