@@ -53,8 +53,9 @@ type Config struct {
 	// (they delimit Cluster hash tags).
 	Prefix string
 	// MinBackoff and MaxBackoff bound the wait between retries while
-	// Redis is unreachable; defaults 50ms and 5s. Retries go on until the
-	// caller's context ends.
+	// Redis is unreachable; defaults 50ms and 1s (go-redis redials once a
+	// second while Redis is down: waiting longer between retries only
+	// delays the recovery). Retries go on until the caller's context ends.
 	MinBackoff, MaxBackoff time.Duration
 	// ConnectTimeout bounds how long Dial waits for Redis to answer its
 	// first ping (retrying while it is unreachable or loading); then Dial
@@ -77,7 +78,7 @@ func (c *Config) EnsureDefaults() {
 		c.MinBackoff = 50 * time.Millisecond
 	}
 	if c.MaxBackoff == 0 {
-		c.MaxBackoff = 5 * time.Second
+		c.MaxBackoff = time.Second
 	}
 }
 
