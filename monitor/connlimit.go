@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"sync"
 	"time"
 )
@@ -15,9 +16,9 @@ import (
 // one over its client's cap is closed at once. One that finds the server
 // full takes the place of the oldest connection that has waited at least
 // minWait without sending a whole request header (a slow-loris client; a
-// scraper's kept-alive connection has sent one and is never displaced),
-// among the clients holding at least two more such connections than the
-// newcomer's; otherwise it is closed at once. So a scraper,
+// scraper's connections send theirs at once and are never displaced), if
+// the newcomer's client holds no such connection; otherwise it is closed
+// at once. So a scraper,
 // whose connections send their header at once, always gets in, and a
 // scrape never waits behind a slow client.
 type connLimiter struct {
@@ -108,29 +109,21 @@ func (l *connLimiter) admit(c net.Conn) *limitedConn {
 // sends it half a round trip after the server accepted the connection.
 const minWait = 500 * time.Millisecond
 
-// victim returns the oldest connection that has waited minWait or more
-// for its first request header, of the clients holding at least two more
-// such connections than client key holds, or nil.
+// victim returns, for a newcomer of client key, the oldest connection
+// that has waited minWait or more for its first request header; or nil
+// when there is none, or when client key holds such a connection itself.
+// So a scraper, whose connections never wait that long, always displaces
+// one, while a slow-loris client, whose connections all do, displaces
+// nobody once its first ones are that old.
 func (l *connLimiter) victim(key netip.Prefix, now time.Time) *limitedConn {
-	fresh := func(cc *clientConns) (n int) {
-		for _, c := range cc.conns {
-			if !c.served {
-				n++
-			}
-		}
-		return n
-	}
-	have := 0
-	if cc := l.clients[key]; cc != nil {
-		have = fresh(cc)
+	stale := func(c *limitedConn) bool { return !c.served && now.Sub(c.at) >= minWait }
+	if cc := l.clients[key]; cc != nil && slices.ContainsFunc(cc.conns, stale) {
+		return nil
 	}
 	var v *limitedConn
 	for _, cc := range l.clients {
-		if fresh(cc) < have+2 {
-			continue
-		}
 		for _, c := range cc.conns {
-			if !c.served && now.Sub(c.at) >= minWait && (v == nil || c.at.Before(v.at)) {
+			if stale(c) && (v == nil || c.at.Before(v.at)) {
 				v = c
 			}
 		}

@@ -25,9 +25,10 @@
 // Options.MaxConnsPerClient connections (16); one more is closed at once,
 // never queued. When Options.MaxConns (64) are open, a new connection
 // takes the place of the oldest one that has waited 500ms or more
-// without sending a whole request header, among the clients holding at
-// least two more such connections than the newcomer's; a connection that
-// has sent a request (a scraper's kept-alive one) is never displaced.
+// without sending a whole request header, if the newcomer's client holds
+// no such connection; otherwise it is closed at once. A scraper's
+// connections send their header at once: they are never displaced, and a
+// scraper always finds a slow-loris connection to displace.
 // /metrics has no cap on scrapes in flight: a scrape reads sampled
 // counters. So a scraper on another address than the attackers gets its
 // answer at once (TestSlowLorisDoesNotStarveScrapes: 50 slow-loris
@@ -36,9 +37,11 @@
 // do: attackers on the scraper's own address (the same host, or behind
 // the same NAT) share its 16 connections, and a scrape that finds them
 // all taken is refused until one is cut (at most ReadHeaderTimeout later);
-// attackers on about MaxConns addresses, one or two connections each, can
-// keep the server full: a newcomer then displaces nobody and is refused
-// until a connection is cut.
+// attackers that send a header at once and then hold the connection (a
+// request they never read, up to WriteTimeout; an idle kept-alive
+// connection, up to ReadTimeout) are never displaced: enough of them,
+// from MaxConns/MaxConnsPerClient addresses or more, keep the server full
+// and a newcomer is refused until one is cut.
 //
 // Listen refuses a non-loopback address unless allowRemote is set. The
 // status page, the JSON and /debug/pprof/cmdline never show credentials:

@@ -191,8 +191,9 @@ func slowLoris(ctx context.Context, local, addr string, cuts *atomic.Int64) {
 // one host, so the attackers and the scrapers use different source
 // addresses of 127.0.0.0/8, as attackers elsewhere on a network would:
 // 50 connections from one address (held to MaxConnsPerClient, the rest
-// refused), and 100 from ten addresses (more than MaxConns in all: a new
-// attacker displaces another one's waiting connection, never a scraper's).
+// refused), and 100 from ten addresses (more than MaxConns in all: a
+// scraper's new connection displaces an attacker's that has waited 500ms,
+// and no connection of a scraper is ever displaced).
 func TestSlowLorisDoesNotStarveScrapes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("10s of slow-loris attack: skipped in -short")

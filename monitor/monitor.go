@@ -55,9 +55,10 @@ type Options struct {
 	MaxHosts int
 	// MaxConns bounds the server's open connections; default
 	// DefaultMaxConns (64). A connection that finds the server full takes
-	// the place of a waiting connection (no request being handled) of the
-	// client holding the most, when that client holds at least two more;
-	// otherwise it is closed at once. No connection is ever queued.
+	// the place of the oldest connection that has waited 500ms or more
+	// without sending a request, when the newcomer's client holds no
+	// such connection; otherwise it is closed at once. No connection is
+	// ever queued.
 	MaxConns int
 	// MaxConnsPerClient bounds the open connections of one client (an
 	// IPv4 address, or an IPv6 /64); one more is closed at once. Default

@@ -1,11 +1,9 @@
 package monitor
 
 import (
-	"net"
 	"os"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestRedactArgs(t *testing.T) {
@@ -53,48 +51,5 @@ func TestPprofCmdlineRedacted(t *testing.T) {
 	code, _, body := get(t, base+"/debug/pprof/cmdline")
 	if want := "crawler\x00crawl\x00--redis\x00redis://127.0.0.1:6379\x00http://h.example/"; code != 200 || body != want {
 		t.Errorf("cmdline = %d %q, want 200 %q", code, body, want)
-	}
-}
-
-// A client is held to MaxConnsPerClient connections: one more is closed
-// at once, not queued, while another client still gets in.
-func TestConnsPerClient(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := newConnLimiter(ln, 4, 2)
-	defer l.Close()
-	go func() {
-		for {
-			if _, err := l.Accept(); err != nil {
-				return
-			}
-		}
-	}()
-	dial := func(from string) net.Conn {
-		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
-		c, err := d.Dial("tcp", ln.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		return c
-	}
-	closed := func(c net.Conn) bool {
-		c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
-		_, err := c.Read(make([]byte, 1))
-		return err != nil && !os.IsTimeout(err)
-	}
-	a1, a2, a3 := dial("127.0.0.2"), dial("127.0.0.2"), dial("127.0.0.2")
-	if !closed(a3) || closed(a1) || closed(a2) {
-		t.Error("a client's third connection was not refused, or one of its first two was")
-	}
-	b := dial("127.0.0.3")
-	if closed(b) {
-		t.Error("another client's connection was refused")
-	}
-	if n := l.open(); n != 3 {
-		t.Errorf("open connections %d, want 3", n)
 	}
 }
