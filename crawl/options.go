@@ -256,7 +256,8 @@ type RedisOptions struct {
 	// liveness lasts three beats. When a worker's liveness expires (it was
 	// killed, or stopped for longer), another worker's next beat ends its
 	// leases, so its hosts come back within about four beats however long
-	// Lease is. Default DefaultRedisHeartbeat (2s); negative: no beats, a
+	// Lease is; after a Redis outage, one beat after the others are
+	// connected again (redisfrontier.ReapGrace). Default DefaultRedisHeartbeat (2s); negative: no beats, a
 	// dead worker's hosts wait for their leases to expire.
 	Heartbeat time.Duration
 	// Worker names this process among the crawl's workers, in its log
