@@ -29,8 +29,10 @@ const (
 	DefaultWARCMaxSize        = 1 << 30
 	DefaultRedisLease         = 2 * time.Minute
 	DefaultRedisHeartbeat     = 2 * time.Second
-	DefaultRevisitMinSize     = 1024
-	DefaultPayloadDigests     = 1_000_000
+	// DefaultRedisConnectTimeout is RedisOptions.ConnectTimeout's default.
+	DefaultRedisConnectTimeout = 10 * time.Second
+	DefaultRevisitMinSize      = 1024
+	DefaultPayloadDigests      = 1_000_000
 	// DefaultNearDuplicateThreshold is the estimated resemblance at which
 	// a page counts as a near-duplicate (docs/BENCHMARKS.md, issue 14).
 	DefaultNearDuplicateThreshold = 0.7
@@ -277,12 +279,20 @@ type RedisOptions struct {
 	// liveness lasts three beats. When a worker's liveness expires (it was
 	// killed, or stopped for longer), another worker's next beat ends its
 	// leases, so its hosts come back within about four beats however long
-	// Lease is. Default DefaultRedisHeartbeat (2s); negative: no beats, a
+	// Lease is; after a Redis outage, one beat after the others are
+	// connected again (redisfrontier.ReapGrace). Default DefaultRedisHeartbeat (2s); negative: no beats, a
 	// dead worker's hosts wait for their leases to expire.
 	Heartbeat time.Duration
 	// Worker names this process among the crawl's workers, in its log
 	// and WARC file names; default host name and process id.
 	Worker string
+	// ConnectTimeout bounds how long Run waits for Redis to answer at
+	// the start (retrying while it is unreachable or loading its data);
+	// then Run fails with an error wrapping
+	// redisfrontier.ErrUnreachable. Once connected, a worker rides out
+	// outages of any length. Default DefaultRedisConnectTimeout (10s);
+	// negative: wait until Run's context ends.
+	ConnectTimeout time.Duration
 }
 
 // EnsureDefaults fills in the zero fields with their defaults.
@@ -338,6 +348,9 @@ func (o *Options) EnsureDefaults() {
 		}
 		if r.Heartbeat == 0 {
 			r.Heartbeat = DefaultRedisHeartbeat
+		}
+		if r.ConnectTimeout == 0 {
+			r.ConnectTimeout = DefaultRedisConnectTimeout
 		}
 		if r.Worker == "" {
 			r.Worker = workerName()

@@ -36,7 +36,8 @@ func (c *Crawler) startRedis(ctx context.Context) error {
 	o := c.opts
 	r := c.redis
 	var err error
-	r.client, err = redisfrontier.Dial(ctx, redisfrontier.Config{URL: o.Redis.URL, Prefix: o.Redis.Prefix, Cluster: o.Redis.Cluster})
+	r.client, err = redisfrontier.Dial(ctx, redisfrontier.Config{URL: o.Redis.URL, Prefix: o.Redis.Prefix, Cluster: o.Redis.Cluster,
+		ConnectTimeout: max(o.Redis.ConnectTimeout, 0), Logger: o.Logger})
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)
 	}
@@ -108,22 +109,28 @@ func (c *Crawler) startRedisStats(ctx context.Context, aux *auxTasks) {
 // startHeartbeat renews the worker's liveness every Redis.Heartbeat (the
 // liveness lasts three beats) and so, with every other worker's beats,
 // hands the hosts of dead workers back (redisfrontier.Frontier.Beat). A
-// beat that fails is logged and tried again at the next beat: a worker cut
-// off from Redis cannot fetch either.
+// beat that fails is tried again at the next beat: a worker cut off from
+// Redis cannot fetch either. Each beat comes a whole interval after the
+// last one ended, so that after an outage the beat that may reap first
+// (redisfrontier.ReapGrace, one interval, after the first beat back)
+// comes then, not up to an interval later.
 func (c *Crawler) startHeartbeat(ctx context.Context, aux *auxTasks) {
 	hb := c.opts.Redis.Heartbeat
 	if hb < 0 {
 		return
 	}
+	r := c.redis
 	beat := func() {
 		// A beat may take up to the liveness it renews (a Redis slowed
 		// by fsyncs, a loaded machine) and still keep the worker alive.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*hb)
 		defer cancel()
-		r := c.redis
 		n, err := r.front.Beat(ctx, redisfrontier.Heartbeat{Name: c.opts.Redis.Worker, Pages: c.counters.fetched.Load(),
 			InFlight: r.front.InFlight()}, 3*hb)
 		switch {
+		case err != nil && r.client.Down():
+			// The outage is logged once, by the client.
+			c.opts.Logger.Debug("heartbeat failed", "err", err)
 		case err != nil:
 			c.opts.Logger.Warn("heartbeat failed", "err", err)
 		case n > 0:
@@ -131,7 +138,19 @@ func (c *Crawler) startHeartbeat(ctx context.Context, aux *auxTasks) {
 		}
 	}
 	beat()
-	aux.every(hb, beat)
+	aux.Go(func() error {
+		t := time.NewTimer(hb)
+		defer t.Stop()
+		for {
+			select {
+			case <-aux.stop:
+				return nil
+			case <-t.C:
+				beat()
+				t.Reset(hb)
+			}
+		}
+	})
 }
 
 // refreshRedisStats reads the shared counters. It is best effort: a slow

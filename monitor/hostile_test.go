@@ -3,11 +3,16 @@ package monitor
 import (
 	"bufio"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -141,5 +146,125 @@ func TestRequestHeaderBounded(t *testing.T) {
 	}
 	if res.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
 		t.Errorf("1 MiB header: %s", res.Status)
+	}
+}
+
+// slowLoris keeps one connection from local to addr sending a request
+// header one byte a second, reconnecting 20ms after the server cuts it,
+// until ctx ends. It counts the connections the server cut.
+func slowLoris(ctx context.Context, local, addr string, cuts *atomic.Int64) {
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}
+	const req = "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: " // never finished
+	for ctx.Err() == nil {
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		stop := context.AfterFunc(ctx, func() { c.Close() })
+		for i := 0; ctx.Err() == nil; i++ {
+			c.SetWriteDeadline(time.Now().Add(time.Second))
+			if _, err := c.Write([]byte{req[i%len(req)]}); err != nil {
+				break
+			}
+			// A byte a second; a closed connection shows as a read of
+			// EOF or reset within that second.
+			c.SetReadDeadline(time.Now().Add(time.Second))
+			var b [64]byte
+			if _, err := c.Read(b[:]); err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+				break
+			}
+		}
+		stop()
+		c.Close()
+		if ctx.Err() == nil {
+			cuts.Add(1)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestSlowLorisDoesNotStarveScrapes: slow-loris clients (one header byte a
+// second, reconnecting when cut) attack the status server while 8
+// scrapers fetch /metrics and /status.json in a loop over kept-alive
+// connections. Every scrape must answer 200 within a second. Loopback is
+// one host, so the attackers and the scrapers use different source
+// addresses of 127.0.0.0/8, as attackers elsewhere on a network would:
+// 50 connections from one address (held to MaxConnsPerClient, the rest
+// refused), and 100 from ten addresses (more than MaxConns in all: a
+// scraper's new connection displaces an attacker's that has waited 500ms,
+// and no connection of a scraper is ever displaced).
+func TestSlowLorisDoesNotStarveScrapes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("10s of slow-loris attack: skipped in -short")
+	}
+	for _, tc := range []struct {
+		name      string
+		attackers []string // source address of each attacking connection
+	}{
+		{"one address", slices.Repeat([]string{"127.0.0.2"}, 50)},
+		{"ten addresses", func() (a []string) {
+			for i := range 100 {
+				a = append(a, fmt.Sprintf("127.0.0.%d", 10+i%10))
+			}
+			return a
+		}()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := &fakeSource{s: sampleStats()}
+			_, base := startMonitor(t, Options{Interval: 100 * time.Millisecond}, src)
+			addr := strings.TrimPrefix(base, "http://")
+			ctx, cancel := context.WithCancel(context.Background())
+			var wg sync.WaitGroup
+			defer func() { cancel(); wg.Wait() }()
+			var cuts atomic.Int64
+			for _, a := range tc.attackers {
+				wg.Go(func() { slowLoris(ctx, a, addr, &cuts) })
+			}
+			time.Sleep(1500 * time.Millisecond) // the attack settles in
+			const scrapers, scrapeFor = 8, 5 * time.Second
+			var mu sync.Mutex // protects slowest, failures, n
+			var slowest time.Duration
+			var failures []string
+			n := 0
+			end := time.Now().Add(scrapeFor)
+			var sg sync.WaitGroup
+			for i := range scrapers {
+				sg.Go(func() {
+					d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.3")}}
+					c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DialContext: d.DialContext}}
+					defer c.CloseIdleConnections()
+					path := []string{"/metrics", "/status.json"}[i%2]
+					for time.Now().Before(end) {
+						start := time.Now()
+						res, err := c.Get(base + path)
+						var code int
+						if err == nil {
+							io.Copy(io.Discard, res.Body)
+							res.Body.Close()
+							code = res.StatusCode
+						}
+						took := time.Since(start)
+						mu.Lock()
+						n++
+						slowest = max(slowest, took)
+						if err != nil || code != 200 || took > time.Second {
+							failures = append(failures, fmt.Sprintf("%s: %d %v after %v", path, code, err, took))
+						}
+						mu.Unlock()
+						time.Sleep(50 * time.Millisecond)
+					}
+				})
+			}
+			sg.Wait()
+			if len(failures) > 0 {
+				t.Errorf("%d of %d scrapes failed or took over 1s; first: %s", len(failures), n, failures[0])
+			}
+			if cuts.Load() == 0 {
+				t.Error("no attacking connection was ever cut")
+			}
+			t.Logf("%d attacking connections from %d addresses: %d scrapes by %d scrapers, slowest %v; attacking connections cut %d",
+				len(tc.attackers), len(slices.Compact(slices.Sorted(slices.Values(tc.attackers)))), n, scrapers, slowest.Round(time.Millisecond), cuts.Load())
+		})
 	}
 }

@@ -25,9 +25,13 @@ const (
 	DefaultRecent      = 50
 	DefaultTopHosts    = 10
 	DefaultMaxHosts    = 10_000
-	DefaultMaxConns    = 32
+	DefaultMaxConns    = 64
 	DefaultWriteTimout = 10 * time.Second
 	DefaultReadTimeout = 5 * time.Second
+	// DefaultMaxConnsPerClient is Options.MaxConnsPerClient's default.
+	DefaultMaxConnsPerClient = 16
+	// DefaultReadHeaderTimeout is Options.ReadHeaderTimeout's default.
+	DefaultReadHeaderTimeout = 2 * time.Second
 )
 
 // Options configure a Monitor. Zero fields take the default their comment
@@ -50,11 +54,23 @@ type Options struct {
 	// DefaultMaxHosts (10,000).
 	MaxHosts int
 	// MaxConns bounds the server's open connections; default
-	// DefaultMaxConns (32).
+	// DefaultMaxConns (64). A connection that finds the server full takes
+	// the place of the oldest connection that has waited 500ms or more
+	// without sending a request, when the newcomer's client holds no
+	// such connection; otherwise it is closed at once. No connection is
+	// ever queued.
 	MaxConns int
-	// ReadTimeout bounds the time a client may take to send a request
-	// (a slow-loris client is cut there) and a kept-alive connection may
-	// stay idle; default DefaultReadTimeout (5s).
+	// MaxConnsPerClient bounds the open connections of one client (an
+	// IPv4 address, or an IPv6 /64); one more is closed at once. Default
+	// DefaultMaxConnsPerClient (16).
+	MaxConnsPerClient int
+	// ReadHeaderTimeout bounds the time a client may take to send a
+	// request's header: a slow-loris client is cut there. Default
+	// DefaultReadHeaderTimeout (2s).
+	ReadHeaderTimeout time.Duration
+	// ReadTimeout bounds the time a client may take to send a whole
+	// request and a kept-alive connection may stay idle; default
+	// DefaultReadTimeout (5s).
 	ReadTimeout time.Duration
 	// WriteTimeout bounds the time to write one response; default
 	// DefaultWriteTimout (10s).
@@ -82,11 +98,16 @@ func (o *Options) EnsureDefaults() {
 	def(&o.TopHosts, DefaultTopHosts)
 	def(&o.MaxHosts, DefaultMaxHosts)
 	def(&o.MaxConns, DefaultMaxConns)
+	def(&o.MaxConnsPerClient, DefaultMaxConnsPerClient)
 	if o.WriteTimeout == 0 {
 		o.WriteTimeout = DefaultWriteTimout
 	}
 	if o.ReadTimeout == 0 {
 		o.ReadTimeout = DefaultReadTimeout
+	}
+	if o.ReadHeaderTimeout == 0 {
+		// Never longer than the whole request may take.
+		o.ReadHeaderTimeout = min(DefaultReadHeaderTimeout, o.ReadTimeout)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -103,7 +124,7 @@ func (o *Options) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"History", o.History}, {"Recent", o.Recent}, {"TopHosts", o.TopHosts}, {"MaxHosts", o.MaxHosts}, {"MaxConns", o.MaxConns}} {
+	}{{"History", o.History}, {"Recent", o.Recent}, {"TopHosts", o.TopHosts}, {"MaxHosts", o.MaxHosts}, {"MaxConns", o.MaxConns}, {"MaxConnsPerClient", o.MaxConnsPerClient}} {
 		if f.v < 1 {
 			return fmt.Errorf("%w: %s %d is below 1 (it bounds the responses and cannot be turned off)", ErrInvalidOptions, f.name, f.v)
 		}
@@ -111,8 +132,9 @@ func (o *Options) Validate() error {
 	if o.Interval < 10*time.Millisecond {
 		return fmt.Errorf("%w: Interval %v is below 10ms", ErrInvalidOptions, o.Interval)
 	}
-	if o.WriteTimeout < 0 || o.ReadTimeout < 0 {
-		return fmt.Errorf("%w: WriteTimeout %v or ReadTimeout %v is negative (they cannot be turned off)", ErrInvalidOptions, o.WriteTimeout, o.ReadTimeout)
+	if o.WriteTimeout < 0 || o.ReadTimeout < 0 || o.ReadHeaderTimeout < 0 {
+		return fmt.Errorf("%w: WriteTimeout %v, ReadTimeout %v or ReadHeaderTimeout %v is negative (they cannot be turned off)",
+			ErrInvalidOptions, o.WriteTimeout, o.ReadTimeout, o.ReadHeaderTimeout)
 	}
 	return nil
 }

@@ -11,16 +11,17 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"io"
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"os"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"golang.org/x/net/netutil"
 
 	"github.com/layercrawl/layercrawl/crawl"
 )
@@ -81,8 +82,9 @@ func (m *Monitor) Run(ctx context.Context, ln net.Listener, src Source) error {
 	o := src.Options()
 	m.sample(src, &o, nil, false)
 	srv := &http.Server{
-		Handler:           m.Handler(),
-		ReadHeaderTimeout: m.opts.ReadTimeout,
+		Handler:           trackHandling(m.Handler()),
+		ConnContext:       connContext,
+		ReadHeaderTimeout: m.opts.ReadHeaderTimeout,
 		ReadTimeout:       m.opts.ReadTimeout,
 		WriteTimeout:      m.opts.WriteTimeout,
 		IdleTimeout:       m.opts.ReadTimeout,
@@ -91,7 +93,7 @@ func (m *Monitor) Run(ctx context.Context, ln net.Listener, src Source) error {
 	var wg sync.WaitGroup
 	serveErr := make(chan error, 1)
 	wg.Go(func() {
-		err := srv.Serve(netutil.LimitListener(ln, m.opts.MaxConns))
+		err := srv.Serve(newConnLimiter(ln, m.opts.MaxConns, m.opts.MaxConnsPerClient))
 		if errors.Is(err, http.ErrServerClosed) {
 			err = nil
 		}
@@ -207,14 +209,16 @@ func (m *Monitor) Handler() http.Handler {
 	mux.HandleFunc("GET /{$}", serve("text/html; charset=utf-8", func(d *rendered) []byte { return d.html }))
 	mux.HandleFunc("GET /status.json", serve("application/json", func(d *rendered) []byte { return d.json }))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
-		// A scrape never queues behind another: the Stats are sampled,
-		// so one is enough at a time.
-		MaxRequestsInFlight: 2,
-		Timeout:             5 * time.Second,
+		// No cap on scrapes in flight (a cap answers 503 past it): a
+		// scrape reads the sampled Stats and the counters, costs
+		// microseconds, and the connection caps bound how many run.
+		Timeout: 5 * time.Second,
 	}))
 	if m.opts.Pprof {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		// pprof.Cmdline would show the command line as given, Redis
+		// password and seeds' userinfo included.
+		mux.HandleFunc("/debug/pprof/cmdline", cmdline)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
@@ -288,4 +292,13 @@ func peakRate(rate []RatePoint) float64 {
 		peak = max(peak, p.PagesPerSecond)
 	}
 	return peak
+}
+
+// cmdline serves the process's command line as pprof.Cmdline does (the
+// arguments separated by NUL bytes), with the userinfo of every URL
+// removed: the status page, the JSON and the profiler show no credentials.
+func cmdline(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	io.WriteString(w, strings.Join(redactArgs(os.Args), "\x00"))
 }

@@ -110,7 +110,8 @@ func crawlFlags(fs *flag.FlagSet, c *crawlCommand) {
 	fs.BoolVar(&c.redis.Cluster, "redis-cluster", false, "with --redis: Redis Cluster; further seed nodes as addr= query parameters of --redis")
 	c.monitor.define(fs)
 	durationVar(fs, &c.redis.Lease, "redis-lease", 0, "with --redis: how long a worker holds a host per entry; a dead worker's entries go to another worker when it expires. Must exceed --fetch-timeout (default: the larger of 2m and twice --fetch-timeout)")
-	durationVar(fs, &c.redis.Heartbeat, "redis-heartbeat", 0, "with --redis: how often a worker renews its liveness, which lasts 3 beats; a worker whose liveness expired (killed, stopped) has its hosts taken back by the others at their next beat, however long --redis-lease is; -1 for no heartbeat (default 2s)")
+	durationVar(fs, &c.redis.ConnectTimeout, "redis-connect-timeout", crawl.DefaultRedisConnectTimeout, "with --redis: give up (exit 1, naming the address and the last error) when Redis does not answer within this time at the start; once connected, a worker rides out outages of any length (-1: wait forever)")
+	durationVar(fs, &c.redis.Heartbeat, "redis-heartbeat", 0, "with --redis: how often a worker renews its liveness, which lasts 3 beats; a worker whose liveness expired (killed, stopped) has its hosts taken back by the others at their next beat, however long --redis-lease is, or, after a Redis outage, one beat after they are connected again; -1 for no heartbeat (default 2s)")
 }
 
 // crawlExitStatus documents the exit status of "crawler crawl" in its -h.
@@ -201,7 +202,8 @@ func runCrawl(ctx context.Context, e env, args []string) (err error) {
 	}
 	var wg sync.WaitGroup
 	pctx, stopProgress := context.WithCancel(ctx)
-	serveMonitor(pctx, &wg, mon, monLn, cr, o.Logger)
+	stopMonitor := serveMonitor(ctx, mon, monLn, cr, c.monitor.linger, o.Logger)
+	defer stopMonitor()
 	if c.progress > 0 {
 		wg.Go(func() { p.run(pctx, c.progress) })
 	}

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"log/slog"
 	"net"
-	"sync"
 	"time"
 
 	"github.com/layercrawl/layercrawl/crawl"
@@ -17,6 +16,7 @@ type monitorFlags struct {
 	httpAddr    string
 	allowRemote bool
 	pprof       bool
+	linger      time.Duration
 	logFormat   string
 }
 
@@ -24,6 +24,7 @@ func (m *monitorFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&m.httpAddr, "http-addr", "", "serve Prometheus metrics (/metrics), a live status page (/) and its JSON (/status.json) on this host:port, e.g. 127.0.0.1:8080 (default: off)")
 	fs.BoolVar(&m.allowRemote, "http-allow-remote", false, "let --http-addr bind an address that is not loopback: the page shows the crawl's URLs and hosts to anyone who can reach it")
 	fs.BoolVar(&m.pprof, "pprof", false, "with --http-addr: also serve the Go profiler at /debug/pprof/")
+	durationVar(fs, &m.linger, "http-linger", 5*time.Second, "with --http-addr: keep serving the final counts this long after the crawl ends, so that a last scrape sees them (not after SIGINT/SIGTERM; -1: stop at once)")
 	fs.StringVar(&m.logFormat, "log-format", "text", "format of the operational messages on stderr: text, or json (one object per line)")
 }
 
@@ -53,16 +54,37 @@ func (m *monitorFlags) startMonitor(log *slog.Logger) (*monitor.Monitor, net.Lis
 	return mon, ln, nil
 }
 
-// serveMonitor runs mon beside the crawl until ctx ends.
-func serveMonitor(ctx context.Context, wg *sync.WaitGroup, mon *monitor.Monitor, ln net.Listener, cr *crawl.Crawler, log *slog.Logger) {
+// serveMonitor runs mon beside the crawl until ctx ends or the returned
+// stop is called. stop takes a last sample of the finished crawl, keeps
+// serving it for linger (unless ctx ends first: a crawl stopped by a
+// signal does not wait), then shuts the server down and waits for it.
+func serveMonitor(ctx context.Context, mon *monitor.Monitor, ln net.Listener, cr *crawl.Crawler, linger time.Duration, log *slog.Logger) (stop func()) {
 	if mon == nil {
-		return
+		return func() {}
 	}
-	wg.Go(func() {
-		if err := mon.Run(ctx, ln, cr); err != nil {
+	mctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := mon.Run(mctx, ln, cr); err != nil {
 			log.Error("status server stopped", "err", err)
 		}
-	})
+	}()
+	return func() {
+		defer func() { cancel(); <-done }()
+		mon.Finish(cr)
+		if linger <= 0 || ctx.Err() != nil {
+			return
+		}
+		log.Info("status server stays up with the final counts", "for", linger)
+		t := time.NewTimer(linger)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		case <-done:
+		}
+	}
 }
 
 // record logs the progress as a structured record (--log-format json).

@@ -3,12 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"github.com/layercrawl/layercrawl/internal/testsite"
+	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/layercrawl/layercrawl/internal/testsite"
 	"github.com/layercrawl/layercrawl/monitor"
 )
 
@@ -167,5 +170,54 @@ func TestStatusAddrRedisMode(t *testing.T) {
 	}
 	if st.Mode != "redis" || st.Worker == "" || st.Redis != "redis://"+statusTestRedis || st.Totals.Pages == 0 {
 		t.Errorf("redis-mode status: mode %q worker %q redis %q pages %d", st.Mode, st.Worker, st.Redis, st.Totals.Pages)
+	}
+}
+
+// TestHTTPLinger: the status server stays up for --http-linger after the
+// crawl ends, and a scrape then sees the final counts: /status.json says
+// done with every page, /metrics counts every fetch.
+func TestHTTPLinger(t *testing.T) {
+	const pages = 40
+	m := startMonitoredCrawl(t, pages, "-1", "--http-linger", "4s")
+	var summary time.Time
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if strings.Contains(m.stdout.String(), "pages fetched") {
+			summary = time.Now()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no summary after 30s:\n%s", m.stderr.String())
+		}
+	}
+	// The summary is printed when the crawl has ended: the server is
+	// still up, with the last sample.
+	st := m.status(t)
+	if !st.Done || st.Totals.Pages < pages {
+		t.Errorf("status after the crawl: done %v, pages %d; want done with %d pages", st.Done, st.Totals.Pages, pages)
+	}
+	res, err := http.Get("http://" + m.addr + "/metrics")
+	if err != nil {
+		t.Fatalf("scrape after the crawl: %v", err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	want := fmt.Sprintf("layercrawl_pages_fetched_total %d\n", st.Totals.Fetched)
+	if !strings.Contains(string(body), want) {
+		t.Errorf("scrape after the crawl lacks %q", want)
+	}
+	select {
+	case code := <-m.code:
+		m.code <- code
+		t.Fatalf("crawler exited (%d) before --http-linger passed", code)
+	case <-time.After(time.Until(summary.Add(3 * time.Second))):
+	}
+	select {
+	case code := <-m.code:
+		m.code <- code
+		if code != 0 {
+			t.Errorf("exit %d", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("crawler still running 13s after the crawl ended with --http-linger 4s")
 	}
 }

@@ -150,6 +150,17 @@
 // its per-shard markers and fails with [ErrStateLost] instead of silently
 // crawling everything again. See docs/DISTRIBUTED.md.
 //
+// An outage is reported once when it starts and once when it ends, with
+// its duration, to Config.Logger, which also receives go-redis's own log
+// lines (process-wide: see [Client]). [Dial] gives up after
+// Config.ConnectTimeout with [ErrUnreachable]. Worker liveness survives
+// an outage: every liveness key expires by the clock meanwhile, so a
+// worker reaps nothing until it has been connected without a break for
+// [ReapGrace] (a third of the liveness), long enough for every live
+// worker to beat again; a worker that died before the outage is reaped
+// then (TestDeadWorkerReclaimedAcrossOutage: 13s after its death, with a
+// 10s outage half a second after it, at the default 2s heartbeat).
+//
 // # Concurrency
 //
 // Client, Seen and Frontier are safe for concurrent use. No goroutines are

@@ -100,13 +100,17 @@ type Frontier struct {
 	// counting refusals for this worker.
 	adm *frontier.Admission
 
-	mu sync.Mutex // protects out and scopeVer
+	mu sync.Mutex // protects out, scopeVer, beaten and beatFails
 	// out holds the leases of the entries handed out and not done, by
 	// URL, oldest first: a URL may be out twice when its first lease was
 	// ended by the heartbeats (this worker seemed gone) and this worker's
 	// Next took it again. Each Done ends one; the ended lease's is fenced.
 	out      map[string][]lease
 	scopeVer string // version of the scope sets adm holds
+	// beaten is set once a Beat succeeded; beatFails is the Client's
+	// Failures count when it did: a change means the link broke since.
+	beaten    bool
+	beatFails uint64
 }
 
 // lease is an entry this worker holds, with its host's throttle

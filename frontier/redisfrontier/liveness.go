@@ -58,25 +58,36 @@ type beatInfo struct {
 // workers whose liveness ran out. A worker counts as gone only when Redis
 // itself expired its liveness key, so clocks that disagree cannot make a
 // live worker look dead; the beats sorted set (last beat times) only
-// bounds which workers are looked at. A worker reaps only once it has
-// been alive, without a gap, for two liveness periods (since:<id>): after
-// an outage of Redis, or of its own link to Redis, longer than the
-// liveness, every worker's key has expired, and a worker whose beat is
-// retrying when Redis comes back beats again within a liveness and a beat
-// (a beat gives up after a liveness; the next starts a beat later).
+// bounds which workers are looked at.
 //
-// ARGV: tag, worker id, now ms, liveness TTL ms, info JSON.
+// An outage (Redis down, or the links to it cut) stops every worker's
+// beats, and their liveness keys expire by the clock meanwhile, the live
+// workers' too: Redis expiry is wall-clock time, kept across a restart.
+// So a key that expired is not proof of death by itself. It is once the
+// worker judging it has itself been connected for a grace period without
+// a break: a live worker cut off by the same outage beats again within
+// the grace once Redis answers (its beat retries every ttl/30 at most, and
+// go-redis redials every second), a dead one does not. A worker whose
+// link broke since its last beat (broke = 1: it saw a call fail, or its
+// own key had expired) restarts its grace (since:<id>), and reaps nothing
+// until now - since >= grace. The time before the outage still counts:
+// a worker that died before the outage is reaped one grace after the
+// survivors are back, not one liveness after.
+//
+// ARGV: tag, worker id, now ms, liveness TTL ms, info JSON, broke (0/1),
+// grace ms.
 var beatScript = redis.NewScript(`
 local tag, id, now, ttl, info = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
+local broke, grace = ARGV[6] == '1', tonumber(ARGV[7])
 local beats, leases = tag..':beats', tag..':leases'
 local since = tag..':since:'..id
-if redis.call('EXISTS', tag..':alive:'..id) == 0 then
+if broke or redis.call('EXISTS', tag..':alive:'..id) == 0 then
   redis.call('SET', since, now, 'PX', 4 * ttl)
 end
 redis.call('SET', tag..':alive:'..id, '1', 'PX', ttl)
 redis.call('HSET', tag..':workers', id, info)
 redis.call('ZADD', beats, now, id)
-if now - tonumber(redis.call('GET', since) or '0') < 2 * ttl then return 0 end
+if now - tonumber(redis.call('GET', since) or '0') < grace then return 0 end
 local late = redis.call('ZRANGEBYSCORE', beats, '-inf', now - ttl, 'LIMIT', 0, 100)
 local gone, any = {}, false
 for _, w in ipairs(late) do
@@ -101,23 +112,42 @@ redis.call('HINCRBY', tag..':stats', 'reaped', n)
 return n
 `)
 
+// ReapGrace is how long a worker must have been connected to Redis
+// without a break before its beats reap anyone: ttl/3 for a liveness of
+// ttl. It bounds how late a live worker cut off by an outage may beat
+// again once Redis answers.
+func ReapGrace(ttl time.Duration) time.Duration { return ttl / 3 }
+
 // Beat renews this worker's liveness for ttl (a few beat intervals) and
 // expires the leases of every worker whose liveness ran out, so that any
 // worker's next Next reclaims their hosts. It returns how many leases it
 // expired. Call it every interval of at most ttl/3 for as long as the
 // worker runs, and Leave when it stops. A worker reaps nothing until it
-// has been alive for 2×ttl without a gap: after its start, and after an
-// outage longer than ttl. The caller's beat should give up after ttl.
+// has been connected without a break for ReapGrace(ttl): after its start,
+// and after any failed call of its Client (an outage). So a worker that
+// died is reaped ttl after its last beat, or ReapGrace(ttl) after the
+// survivors are back from an outage, whichever is later. The caller's
+// beat should give up after ttl; while Redis is unreachable Beat retries
+// every ttl/30 at most, so that it beats again soon after Redis answers.
 func (f *Frontier) Beat(ctx context.Context, hb Heartbeat, ttl time.Duration) (int, error) {
 	if ttl < 2*time.Millisecond {
 		return 0, fmt.Errorf("%w: liveness TTL %v", ErrInvalidOptions, ttl)
 	}
 	info, _ := json.Marshal(beatInfo{Name: hb.Name, Pages: hb.Pages, InFlight: hb.InFlight, AtMS: f.nowMS()})
 	var n int64
-	err := f.c.retry(ctx, func(ctx context.Context) error {
+	err := f.c.retryCap(ctx, max(f.c.minB, ttl/30), func(ctx context.Context) error {
+		fails := f.c.Failures()
+		f.mu.Lock()
+		broke := !f.beaten || fails != f.beatFails
+		f.mu.Unlock()
 		var err error
 		n, err = beatScript.Run(ctx, f.c.rdb, []string{f.key("beats")},
-			f.tag, f.opts.Seen.Worker(), f.nowMS(), ttl.Milliseconds(), string(info)).Int64()
+			f.tag, f.opts.Seen.Worker(), f.nowMS(), ttl.Milliseconds(), string(info), b01(broke), ReapGrace(ttl).Milliseconds()).Int64()
+		if err == nil {
+			f.mu.Lock()
+			f.beaten, f.beatFails = true, fails
+			f.mu.Unlock()
+		}
 		return err
 	})
 	if err != nil {
