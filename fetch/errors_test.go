@@ -15,6 +15,7 @@ import (
 	"os"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func TestClassify(t *testing.T) {
@@ -28,7 +29,7 @@ func TestClassify(t *testing.T) {
 	}{
 		{"blocked", dial(&BlockedAddressError{Addr: "127.0.0.1:80", Reason: "loopback"}), nil, KindBlockedAddress},
 		{"blocked wins over canceled", dial(&BlockedAddressError{Addr: "10.0.0.1:80", Reason: "private"}), context.Canceled, KindBlockedAddress},
-		{"dns not found", dial(&net.DNSError{Err: "no such host", Name: "x.invalid", IsNotFound: true}), nil, KindDNS},
+		{"dns not found", dial(&net.DNSError{Err: "no such host", Name: "x.invalid", IsNotFound: true}), nil, KindDNSNotFound},
 		{"dns timeout", dial(&net.DNSError{Err: "i/o timeout", Name: "x", IsTimeout: true}), nil, KindDNS},
 		{"refused", dial(os.NewSyscallError("connect", syscall.ECONNREFUSED)), nil, KindConnect},
 		{"unreachable", dial(os.NewSyscallError("connect", syscall.EHOSTUNREACH)), nil, KindConnect},
@@ -40,11 +41,15 @@ func TestClassify(t *testing.T) {
 		{"os deadline", wrap(&net.OpError{Op: "read", Err: os.ErrDeadlineExceeded}), nil, KindTimeout},
 		{"caller canceled", wrap(context.Canceled), context.Canceled, KindCanceled},
 		{"canceled without parent", wrap(context.Canceled), nil, KindCanceled},
-		{"unknown authority", wrap(&tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}), nil, KindTLS},
+		{"unknown authority", wrap(&tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}), nil, KindCertificate},
+		{"hostname", wrap(x509.HostnameError{Host: "x"}), nil, KindCertificate},
+		{"handshake timeout", wrap(&tlsHandshakeTimeoutError{after: time.Second}), nil, KindTimeout},
+		{"alert", wrap(tls.AlertError(40)), nil, KindTLS},
+		{"scheme", wrap(&UnsupportedSchemeError{Scheme: "ftp"}), nil, KindUnsupportedScheme},
+		{"proxy refused", dial(&ProxyError{Proxy: "p:3128", Target: "x:443", Status: "403 Forbidden"}), nil, KindConnect},
 		{"tls record", wrap(tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}), nil, KindTLS},
-		{"gzip", &gzipError{gzip.ErrHeader}, nil, KindProtocol},
-		{"malformed", wrap(errors.New(`net/http: HTTP/1.x transport connection broken: malformed HTTP response "SSH-2.0"`)), nil, KindProtocol},
-		{"header too big", wrap(errors.New("net/http: server response headers exceeded 262144 bytes; aborted")), nil, KindProtocol},
+		{"gzip", &decodeError{"gzip", gzip.ErrHeader}, nil, KindProtocol},
+		{"malformed", wrap(&ProtocolError{errors.New(`net/http: HTTP/1.x transport connection broken: malformed HTTP response "SSH-2.0"`)}), nil, KindProtocol},
 		{"other", errors.New("something else"), nil, KindOther},
 	}
 	for _, tt := range tests {

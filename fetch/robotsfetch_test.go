@@ -134,7 +134,7 @@ func TestFetchRobotsUnreachable(t *testing.T) {
 	if !r.DisallowsAll() {
 		t.Errorf("robots.txt redirected to a refused port must mean disallow all")
 	}
-	if _, _, err := f.FetchRobots(context.Background(), "ftp://x/"); KindOf(err) != KindInvalidURL {
+	if _, _, err := f.FetchRobots(context.Background(), "ftp://x/"); KindOf(err) != KindUnsupportedScheme {
 		t.Errorf("invalid site URL: err %v", err)
 	}
 }
