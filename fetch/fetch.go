@@ -160,7 +160,6 @@ func (f *Fetcher) Options() Options { return f.opts }
 // Close closes idle connections. The Fetcher stays usable.
 func (f *Fetcher) Close() { f.transport.CloseIdleConnections() }
 
-
 // Fetch downloads rawURL with GET, without following redirects, and
 // extracts the links of an HTML page: it is FetchBody followed by
 // ParseLinks.
@@ -508,7 +507,6 @@ func isNetError(err error) bool {
 		errors.As(err, &opErr) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
-
 type readResult struct {
 	body    []byte
 	trunc   string // "" or a Truncated* reason
@@ -591,6 +589,7 @@ func deflateReader(body io.Reader) (io.ReadCloser, error) {
 	}
 	return flate.NewReader(br), nil
 }
+
 // readUpTo reads r until EOF or max bytes, keeping the result at its exact
 // size: a Result can live a while (archiving, link handling), so spare
 // capacity would be held memory. With a length hint (Content-Length) a body
