@@ -38,12 +38,22 @@ func (c *captureConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// Write records p before writing it: a server may answer, and the
+// exchange end, before Write returns; bytes the connection did not take
+// are taken back from the record.
 func (c *captureConn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	rec := c.rec
+	kept := 0
+	if rec != nil {
+		kept = rec.wrote(p)
+	}
+	c.mu.Unlock()
 	n, err := c.Conn.Write(p)
-	if n > 0 {
+	if n < kept {
 		c.mu.Lock()
-		if c.rec != nil {
-			c.rec.wrote(p[:n])
+		if c.rec == rec {
+			rec.unwrite(kept - n)
 		}
 		c.mu.Unlock()
 	}
@@ -85,14 +95,19 @@ type recorder struct {
 	cut    bool     // a write or read did not fit under limit
 }
 
-func (r *recorder) wrote(p []byte) {
+// wrote records p as written and returns how many of its bytes it kept.
+func (r *recorder) wrote(p []byte) int {
 	room := r.limit - int64(len(r.req))
 	if int64(len(p)) > room {
 		p = p[:max(room, 0)]
 		r.cut = true
 	}
 	r.req = append(r.req, p...)
+	return len(p)
 }
+
+// unwrite takes back the last n bytes recorded as written.
+func (r *recorder) unwrite(n int) { r.req = r.req[:len(r.req)-n] }
 
 func (r *recorder) read(p []byte) {
 	if room := r.limit - r.n; int64(len(p)) > room {

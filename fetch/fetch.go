@@ -444,7 +444,11 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err := rt.f.checkTarget(req.Context(), req.URL); err != nil {
 		return nil, err
 	}
-	h := &hop{limit: max(rt.f.opts.MaxCaptureSize, x.limit+1<<20), x: x}
+	capLimit := rt.f.opts.MaxCaptureSize
+	if x.limit > rt.f.opts.MaxBodySize { // FetchBodyLimit for a sitemap
+		capLimit = max(capLimit, x.limit+1<<20)
+	}
+	h := &hop{limit: capLimit, x: x}
 	trace := &httptrace.ClientTrace{
 		GotConn: h.gotConn,
 		GotFirstResponseByte: func() {
