@@ -83,17 +83,27 @@ func (c *captureConn) detach(rec *recorder) {
 // fields are guarded by the mutex of the captureConn it is attached to
 // while attached, and owned by roundTripper once detached.
 //
-// The response is kept in blocks of growing size, joined once by bytes
-// (the way readUpTo reads a body of unknown length): appending to one
-// slice would copy it at every doubling and leave up to twice its size in
-// capacity.
+// The response is gathered in a pooled scratch buffer and copied once, at
+// its exact size, by response: a Result lives a while (archiving), so it
+// must not hold spare capacity, and growing a fresh slice per response
+// cost twice the response in allocations. Once the head announces a
+// Content-Length, reserve moves the bytes into a buffer of the exact size,
+// which response returns without a copy.
 type recorder struct {
-	limit  int64
-	req    []byte
-	blocks [][]byte // the response so far; every block but the last is full
-	n      int64    // bytes in blocks
-	cut    bool     // a write or read did not fit under limit
+	limit   int64
+	req     []byte
+	scratch *[]byte  // from scratchPool, up to maxPooledScratch bytes
+	blocks  [][]byte // past maxPooledScratch: full blocks, the last one filling
+	n       int64    // response bytes recorded
+	exact   []byte   // the response, once reserve sized it
+	cut     bool     // a write or read did not fit under limit
 }
+
+// scratchPool holds response buffers; one that grew past maxPooledScratch
+// is left to the garbage collector.
+var scratchPool = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+
+const maxPooledScratch = 1 << 20
 
 // wrote records p as written and returns how many of its bytes it kept.
 func (r *recorder) wrote(p []byte) int {
@@ -109,66 +119,102 @@ func (r *recorder) wrote(p []byte) int {
 // unwrite takes back the last n bytes recorded as written.
 func (r *recorder) unwrite(n int) { r.req = r.req[:len(r.req)-n] }
 
+// size is the number of response bytes recorded.
+func (r *recorder) size() int64 { return r.n }
+
 func (r *recorder) read(p []byte) {
-	if room := r.limit - r.n; int64(len(p)) > room {
+	if room := r.limit - r.size(); int64(len(p)) > room {
 		p = p[:max(room, 0)]
 		r.cut = true
 	}
+	if len(p) == 0 {
+		return
+	}
+	r.n += int64(len(p))
+	switch {
+	case r.exact != nil:
+		r.exact = append(r.exact, p...)
+		return
+	case r.blocks == nil && r.scratch == nil:
+		r.scratch = scratchPool.Get().(*[]byte)
+		fallthrough
+	case r.scratch != nil:
+		if len(*r.scratch)+len(p) <= maxPooledScratch {
+			*r.scratch = append(*r.scratch, p...)
+			return
+		}
+		// Too large to pool: the scratch buffer becomes the first of
+		// blocks joined by response.
+		r.blocks = [][]byte{*r.scratch}
+		r.scratch = nil
+	}
 	for len(p) > 0 {
 		last := len(r.blocks) - 1
-		if last < 0 || len(r.blocks[last]) == cap(r.blocks[last]) {
-			r.grow(int64(len(p)))
-			last = len(r.blocks) - 1
+		if len(r.blocks[last]) == cap(r.blocks[last]) {
+			r.blocks = append(r.blocks, make([]byte, 0, max(len(p), 1<<20)))
+			last++
 		}
 		b := r.blocks[last]
 		m := copy(b[len(b):cap(b)], p)
 		r.blocks[last] = b[:len(b)+m]
-		r.n += int64(m)
 		p = p[m:]
 	}
 }
 
-// grow adds a block for at least want more bytes: twice the bytes so far
-// (4 KiB at first, 1 MiB at most, unless want is larger), never beyond
-// limit.
-func (r *recorder) grow(want int64) {
-	size := min(max(r.n, 4<<10), 1<<20)
-	size = min(max(size, want), r.limit-r.n)
-	r.blocks = append(r.blocks, make([]byte, 0, size))
-}
-
-// reserve makes room for n more bytes in one block, moving the bytes
-// recorded so far (a response head) into it, so that a body of known
-// length ends up in a single slice.
+// reserve makes room for n more bytes in a buffer of the exact size,
+// moving the bytes recorded so far (a response head) into it.
 func (r *recorder) reserve(n int64) {
 	n = min(n, r.limit-r.n)
-	if n <= 0 {
+	if n <= 0 || r.blocks != nil || r.exact != nil {
 		return
 	}
-	if last := len(r.blocks) - 1; last >= 0 && int64(cap(r.blocks[last])-len(r.blocks[last])) >= n {
-		return
+	r.exact = make([]byte, 0, r.n+n)
+	if r.scratch != nil {
+		r.exact = append(r.exact, *r.scratch...)
+		r.release()
 	}
-	b := make([]byte, 0, r.n+n)
-	for _, old := range r.blocks {
-		b = append(b, old...)
+}
+
+func (r *recorder) release() {
+	if cap(*r.scratch) <= maxPooledScratch {
+		*r.scratch = (*r.scratch)[:0]
+		scratchPool.Put(r.scratch)
 	}
-	r.blocks = append(r.blocks[:0], b)
+	r.scratch = nil
 }
 
 // response returns the response bytes recorded, in one slice of their
-// exact length.
+// exact length, and gives the scratch buffer back. It is called once.
 func (r *recorder) response() []byte {
 	switch {
-	case r.n == 0:
+	case r.scratch != nil:
+		var out []byte
+		if len(*r.scratch) > 0 {
+			out = exactCopy(*r.scratch)
+		}
+		r.release()
+		return out
+	case r.blocks != nil:
+		out := make([]byte, 0, r.n)
+		for _, b := range r.blocks {
+			out = append(out, b...)
+		}
+		r.blocks = nil
+		return out
+	}
+	if len(r.exact) == 0 {
 		return nil
-	case len(r.blocks) == 1:
-		return r.blocks[0]
-	case len(r.blocks) == 2 && len(r.blocks[1]) == 0:
-		return r.blocks[0]
 	}
-	out := make([]byte, 0, r.n)
-	for _, b := range r.blocks {
-		out = append(out, b...)
+	if cap(r.exact) > len(r.exact)+len(r.exact)/8 {
+		// The body was shorter than announced (cut).
+		return exactCopy(r.exact)
 	}
+	return r.exact
+}
+
+// exactCopy copies b into a slice whose capacity is its length.
+func exactCopy(b []byte) []byte {
+	out := make([]byte, len(b))
+	copy(out, b)
 	return out
 }

@@ -294,3 +294,40 @@ func FuzzCapture(f *testing.F) {
 		}
 	})
 }
+
+// FuzzRecorder checks the recorder against plain concatenation: reads of
+// arbitrary sizes (crossing the pooled scratch's limit into blocks), an
+// optional reserve after the first read, and the cap.
+func FuzzRecorder(f *testing.F) {
+	f.Add(uint16(10), uint32(100), int64(0), int64(1<<30), byte(1))
+	f.Add(uint16(4000), uint32(3<<20), int64(3<<20), int64(1<<30), byte(7))
+	f.Add(uint16(65535), uint32(5<<20), int64(0), int64(2<<20), byte(3))
+	f.Fuzz(func(t *testing.T, step uint16, total uint32, reserve, limit int64, seed byte) {
+		if step == 0 || total > 8<<20 || limit <= 0 {
+			return
+		}
+		r := &recorder{limit: limit}
+		var want []byte
+		for i, off := 0, 0; off < int(total); i++ {
+			n := min(int(step)+int(seed)*i%97, int(total)-off)
+			p := bytes.Repeat([]byte{byte(i) ^ seed}, n)
+			r.read(p)
+			want = append(want, p...)
+			off += n
+			if i == 0 && reserve > 0 {
+				r.reserve(reserve)
+			}
+		}
+		cut := int64(len(want)) > limit
+		if cut {
+			want = want[:limit]
+		}
+		got := r.response()
+		if !bytes.Equal(got, want) || r.cut != cut {
+			t.Fatalf("recorded %d bytes (cut %v), want %d (cut %v)", len(got), r.cut, len(want), cut)
+		}
+		if cap(got) > len(got)+len(got)/8+1 {
+			t.Fatalf("%d bytes of capacity for %d", cap(got), len(got))
+		}
+	})
+}

@@ -460,7 +460,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.WithContext(httptrace.WithClientTrace(req.Context(), trace))
 	resp, err := rt.next.RoundTrip(req)
 	if err != nil {
-		if rec := h.finish(); rec != nil && rec.n > 0 && !isNetError(err) {
+		if rec := h.finish(); rec != nil && rec.size() > 0 && !isNetError(err) {
 			// Bytes came back but net/http could not parse a response
 			// from them (bad status line, oversized head, bad framing).
 			err = &ProtocolError{Err: err}
