@@ -1,6 +1,15 @@
 # Multi-stage build of the crawler binary into a small runtime image.
 #   docker build -t layercrawl .
-#   docker run --rm -v "$PWD/out:/data" layercrawl crawl --seeds /data/seeds.txt --out /data/crawl
+#   mkdir -p out && cp examples/seeds.txt out/
+#   docker run --rm --user "$(id -u):$(id -g)" -v "$PWD/out:/data" \
+#     layercrawl crawl --seeds /data/seeds.txt --out /data/crawl
+#
+# The image runs as the unprivileged user 10001, which owns /data inside the
+# image but cannot write a host directory bind-mounted there (that
+# directory belongs to the host user). --user "$(id -u):$(id -g)" runs the
+# crawler as the host user, so it can write the mounted directory and the
+# files it leaves behind belong to that user. Without a bind mount (a named
+# volume, or no volume) the default user works as is.
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./

@@ -455,6 +455,7 @@ func TestOptionsValidate(t *testing.T) {
 		{"negative body cap", func(o *Options) { o.Fetch.MaxBodySize = -1 }},
 		{"negative sitemap size cap", func(o *Options) { o.Sitemap.MaxBytes = -1 }},
 		{"bad seed", func(o *Options) { o.Seeds = []string{"mailto:a@b"} }},
+		{"no seeds on a fresh directory", func(o *Options) { o.Seeds = nil }},
 	} {
 		o := Options{Dir: t.TempDir(), Seeds: []string{"http://example.com/"}}
 		tc.edit(&o)
@@ -463,7 +464,7 @@ func TestOptionsValidate(t *testing.T) {
 		}
 	}
 	// Every limit off is valid.
-	o := Options{Dir: t.TempDir(), MaxPages: -1, StopGrace: -1}
+	o := Options{Dir: t.TempDir(), Seeds: []string{"http://example.com/"}, MaxPages: -1, StopGrace: -1, RobotsWait: -1}
 	o.Admission = frontier.AdmissionOptions{MaxDepth: -1, MaxRedirects: -1, MaxEmbedHops: -1,
 		Limits: frontier.Limits{MaxURLLength: -1, MaxPathSegments: -1, MaxSegmentRepeats: -1, MaxHostURLs: -1, MaxChildren: -1}}
 	o.Politeness = frontier.PolitenessOptions{Delay: -1, MaxCrawlDelay: -1}

@@ -26,8 +26,9 @@ var (
 	// ErrClosed is returned by Run after Close.
 	ErrClosed = errors.New("crawl: crawler is closed")
 	// ErrCorruptState is wrapped by the errors of New about a state
-	// directory that cannot be resumed: a recorded snapshot missing or
-	// older than the store says.
+	// directory that cannot be resumed: a recorded snapshot missing,
+	// damaged or older than the store says, or a store whose records do
+	// not decode.
 	ErrCorruptState = errors.New("crawl: corrupt state")
 )
 
@@ -74,8 +75,8 @@ type Crawler struct {
 	state   runState
 	started time.Time
 
-	robotsMu  sync.Mutex        // protects robotsErr
-	robotsErr map[string]string // site -> why its robots.txt fetch failed
+	prereq robotsPrereq // robots.txt as a prerequisite of a site's URLs
+	seeds  seedOutcomes // whether the run fetched anything, and its failed seeds
 
 	sitemaps sitemapState
 
@@ -109,6 +110,7 @@ type counters struct {
 	nearDuplicates, nearDupLinks      atomic.Uint64
 	nearDupNanos                      atomic.Uint64
 	retried, retriesExhausted         atomic.Uint64
+	permanent                         permanentCounts
 	done                              latency // Frontier.Done calls
 }
 
@@ -151,6 +153,9 @@ func New(opts Options) (_ *Crawler, err error) {
 		}
 	} else {
 		c.redis = &redisMode{}
+	}
+	if opts.Redis == nil && len(opts.Seeds) == 0 && !c.resumed {
+		return nil, fmt.Errorf("%w: no seeds, and no crawl to resume in %s", ErrInvalidOptions, opts.StateDir)
 	}
 	if err := c.openOutput(); err != nil {
 		return nil, err
@@ -205,7 +210,11 @@ func (c *Crawler) openOutput() error {
 
 // Run crawls until the frontier is exhausted, Options.MaxPages is
 // reached, ctx ends or an error stops the crawl. It returns nil when the
-// crawl finished, and ctx's error (context.Cause) when ctx ended first:
+// crawl finished; an error matching ErrNoSeedFetched (a
+// *NoSeedFetchedError) when it finished without a single response while
+// the seeds it tried failed (local mode; the state is saved all the same,
+// and the seeds are tried again when given again); and ctx's error
+// (context.Cause) when ctx ended first:
 // then fetches under way were given Options.StopGrace to complete, the
 // state is saved, and a Crawler made again with the same options resumes
 // (in Redis mode: entries this worker held go back to the other workers
@@ -239,6 +248,13 @@ func (c *Crawler) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)
 	}
+	if c.opts.RetryFailed && c.front != nil {
+		n, err := c.front.RetryFailed(ctx)
+		if err != nil {
+			return fmt.Errorf("crawl: %w", err)
+		}
+		c.opts.Logger.Info("failed URLs queued again", "urls", n)
+	}
 	c.opts.Logger.Info("crawl started", "seeds", len(c.opts.Seeds), "new_seeds", added,
 		"concurrency", c.opts.Concurrency, "delay", limitString(c.opts.Politeness.Delay), "scope", c.opts.Admission.Scope.String())
 
@@ -266,6 +282,10 @@ func (c *Crawler) Run(ctx context.Context) error {
 	}
 	if interrupted {
 		return context.Cause(ctx)
+	}
+	if c.redis == nil {
+		// Other workers may fetch the seeds in Redis mode.
+		return c.seeds.err()
 	}
 	return nil
 }

@@ -8,9 +8,12 @@
 //
 // Fill in Options (Seeds and Dir are enough), make a Crawler with New, and
 // call Run. Run returns nil when the frontier is exhausted or MaxPages is
-// reached, or the context's cause when the context ended first. Close
-// releases the state and the output files. Making a Crawler again with the
-// same Dir (or StateDir) resumes the crawl.
+// reached, an error matching ErrNoSeedFetched when the crawl got not a
+// single response and its seeds failed, or the context's cause when the
+// context ended first. Close releases the state and the output files.
+// Making a Crawler again with the same Dir (or StateDir) resumes the
+// crawl; New without seeds on a directory with nothing to resume is
+// ErrInvalidOptions.
 //
 // Every discovered URL goes through one path: resolved against its page's
 // base and normalized (package urlnorm), checked against Options.Admission
@@ -39,7 +42,26 @@
 // exponential backoff, jitter and the server's Retry-After (capped); in
 // local mode the retry is part of the frontier's state and never holds its
 // host's other URLs back. Each attempt has its own log line and WARC
-// records; a URL's last failure is logged "retries-exhausted: REASON".
+// records; a URL's last failure is logged "retries-exhausted: REASON". A
+// permanent failure ends its URL at once, logged with its own reason: a
+// refused address ("blocked-address"), a certificate that fails
+// verification ("tls-certificate"), a name that does not exist
+// ("dns-not-found", after one retry), an unsupported scheme or a
+// malformed URL (FetchStats.Permanent counts them). A log line names its
+// reason and its cause once; the URL is the line's own.
+//
+// A site's robots.txt is a prerequisite of its URLs, as in Heritrix:
+// while it answers 5xx or 429, or does not answer, the site is taken as
+// fully disallowed (RFC 9309 §2.3.1.4) and its URLs wait with their host,
+// their own retries untouched, while robots.txt is fetched again on its
+// own backoff; after Options.RobotsWait they are logged
+// "robots-unavailable" (in Redis mode each wait spends one of the URL's
+// retries instead). A permanent failure of robots.txt ends the site's
+// URLs at once with its reason.
+//
+// A URL whose last attempt failed keeps a failure record in the state: a
+// seed given again is queued again on resume, and Options.RetryFailed
+// queues every failed URL again.
 //
 // # Guarantees
 //

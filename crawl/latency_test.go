@@ -44,3 +44,20 @@ func TestLatencyConcurrentMax(t *testing.T) {
 		t.Errorf("count %d, max %v; want 8000, 7.999ms", s.Count, s.Max)
 	}
 }
+
+// TestDoneBucketsIsACopy checks that a caller that changes or appends to
+// the bounds it was given changes neither the bounds nor the histogram.
+func TestDoneBucketsIsACopy(t *testing.T) {
+	want := DoneBuckets()
+	b := DoneBuckets()
+	b[0] = time.Hour
+	b = append(b, time.Hour)
+	if got := DoneBuckets(); !slices.Equal(got, want) || !slices.IsSorted(got) {
+		t.Errorf("bounds after a caller changed its copy: %v, want %v", got, want)
+	}
+	var l latency
+	l.observe(time.Hour)
+	if s := l.stats(); len(s.Buckets) != len(want) || s.Count != 1 {
+		t.Errorf("%d buckets, count %d; want %d, 1 (%d appended)", len(s.Buckets), s.Count, len(want), len(b))
+	}
+}

@@ -90,12 +90,15 @@ func (c *Crawler) openLocal() error {
 		Now:        o.Now,
 		ExactDedup: o.ExactDedup,
 	})
+	if errors.Is(err, frontier.ErrCorrupt) {
+		return fmt.Errorf("%w: %s: %w", ErrCorruptState, o.StateDir, err)
+	}
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)
 	}
 	c.front, c.queue = front, front
 	c.retries = true
-	c.robots = fetch.NewRobotsCache(c.fetcher, fetch.RobotsCacheOptions{OnFetch: c.robotsFetched, ErrorMaxAge: c.robotsErrorAge()})
+	c.robots = fetch.NewRobotsCache(c.fetcher, fetch.RobotsCacheOptions{OnFetch: c.robotsFetched, ErrorMaxAge: robotsErrorMaxAge})
 	if c.resumed {
 		s := front.Stats()
 		o.Logger.Info("crawl resuming", "state", o.StateDir, "queued", s.Queued, "pages_before", s.Pages, "journal", s.Journal)
@@ -132,7 +135,7 @@ func (c *Crawler) loadSnapshot() error {
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("%w: %s records checkpoint %d but %s is missing", ErrCorruptState, c.opts.StateDir, gen, SnapshotFile)
 	case err != nil:
-		return fmt.Errorf("crawl: state %s: %w", c.opts.StateDir, err)
+		return fmt.Errorf("%w: %s: %w", ErrCorruptState, c.opts.StateDir, err)
 	case fileGen < gen:
 		return fmt.Errorf("%w: %s: %s holds checkpoint %d, the store records %d", ErrCorruptState, c.opts.StateDir, SnapshotFile, fileGen, gen)
 	}

@@ -78,6 +78,24 @@ type Options struct {
 	// is fetched again: MaxRetries (default 3), exponential Backoff with
 	// jitter, Retry-After capped at MaxRetryAfter. See RetryOptions.
 	Retry RetryOptions
+	// RobotsWait bounds how long a site's URLs wait for its robots.txt,
+	// a prerequisite fetched before them: while it answers 5xx or 429,
+	// or does not answer, the site is taken as fully disallowed (RFC 9309
+	// §2.3.1.4) and its URLs wait, without spending their own retries,
+	// while robots.txt is fetched again after Retry's backoff (or its
+	// Retry-After). Once RobotsWait has passed since the first failure,
+	// the waiting URLs end as "robots-unavailable", and the site's URLs
+	// end so at once for RobotsWait more; then robots.txt is tried afresh.
+	// A refused address, a certificate that fails verification or a name
+	// that does not exist (after one retry) ends them at once. Default
+	// DefaultRobotsWait (5m); negative: no wait, the first failure ends
+	// them. In Redis mode the URLs are retried instead, each wait spending
+	// one of their retries.
+	RobotsWait time.Duration
+	// RetryFailed queues again, when the crawl starts, every URL whose
+	// last attempt failed in earlier runs (local mode; the state keeps a
+	// record of each). Without it only the seeds given again are.
+	RetryFailed bool
 	// Normalize configures URL normalization (the zero value is the
 	// default normalization).
 	Normalize urlnorm.Options
@@ -211,13 +229,18 @@ type Options struct {
 	// It is called from many goroutines at once.
 	OnPage func(p *Page) error
 	// Collector, when set, receives every fetched response as if it had
-	// fetched it itself: its OnResponse, OnHTML, OnXML and OnScraped
-	// callbacks run, and the URLs they Visit are followed as the page's
-	// links (through the same scope, limits and duplicate filter). The
-	// crawl owns fetching, robots.txt and duplicate detection, so it sets
-	// the Collector's transport, AllowURLRevisit, IgnoreRobotsTxt, Async
-	// (off), MaxDepth (0: Admission.MaxDepth applies), MaxBodySize (0)
-	// and CacheDir (none). See the package documentation.
+	// fetched it itself: its OnResponse, OnHTML, OnXML, OnScraped and
+	// OnError callbacks run with colly's Request.Depth, and the URLs they
+	// Visit are followed as the page's links (through the same scope,
+	// limits and duplicate filter). A redirect runs no callback: its
+	// target runs them, as in colly. The crawl owns fetching, robots.txt
+	// and duplicate detection, so New sets the Collector's transport,
+	// AllowURLRevisit (true), IgnoreRobotsTxt (true), Async (false),
+	// MaxBodySize (0: Fetch.MaxBodySize applies) and CacheDir (none).
+	// Validate rejects a Collector with AllowedDomains,
+	// DisallowedDomains, URLFilters, DisallowedURLFilters, MaxDepth,
+	// MaxRequests or a UserAgent other than colly's default or
+	// Fetch.UserAgent, and names the crawl option that does the same.
 	Collector *colly.Collector
 
 	// Logger receives the crawl's operational messages (start, resume,
@@ -275,6 +298,9 @@ func (o *Options) EnsureDefaults() {
 	o.Fetch.EnsureDefaults()
 	o.Sitemap.EnsureDefaults()
 	o.Retry.EnsureDefaults()
+	if o.RobotsWait == 0 {
+		o.RobotsWait = DefaultRobotsWait
+	}
 	if o.ExpectedURLs == 0 {
 		o.ExpectedURLs = DefaultExpectedURLs
 	}
@@ -350,6 +376,11 @@ func (o *Options) Validate() error {
 	case o.WARC.GzipLevel < gzip.BestSpeed || o.WARC.GzipLevel > gzip.BestCompression:
 		return invalid("WARC.GzipLevel %d is not 1 to 9", o.WARC.GzipLevel)
 	}
+	if o.Collector != nil {
+		if why := checkCollector(o.Collector, o.Fetch.UserAgent); why != "" {
+			return invalid("Collector: %s", why)
+		}
+	}
 	if o.Redis != nil {
 		switch r := o.Redis; {
 		case r.URL == "":
@@ -367,6 +398,9 @@ func (o *Options) Validate() error {
 			// done before the lease ends, or it is fetched twice.
 			return invalid("Redis.Lease %v must exceed Fetch.FetchTimeout %v", r.Lease, o.Fetch.FetchTimeout)
 		}
+	}
+	if o.Redis != nil && o.RetryFailed {
+		return invalid("RetryFailed is a local-mode option: the Redis frontier keeps no failure records")
 	}
 	if err := o.Retry.validate(); err != nil {
 		return err

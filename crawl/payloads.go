@@ -1,10 +1,12 @@
 package crawl
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -16,11 +18,14 @@ import (
 	"github.com/layercrawl/layercrawl/storage"
 )
 
-// PayloadIndex remembers the responses archived in full, by the SHA-1
-// digest of their payload (storage.PayloadDigest), so that a repeated
-// payload is archived as a WARC revisit record. TestAndAdd returns the
-// earlier response of digest (found true), or records first as it and
-// returns found false, in one atomic step.
+// PayloadIndex remembers the responses archived in full, by the
+// WARC-Payload-Digest of their payload as received (storage.ParseResponse:
+// the chunked coding removed, the content coding kept, as other archives
+// compare payloads), so that a repeated payload is archived as a WARC
+// revisit record. TestAndAdd returns the earlier response of digest (found
+// true), or records first as it and returns found false, in one atomic
+// step. first.RecordID names the response record that will be written, so
+// that a revisit of it carries WARC-Refers-To.
 //
 // The crawl's index is in its embedded store (local mode) or in Redis,
 // and holds the last Options.PayloadDigests digests: an older payload
@@ -32,10 +37,25 @@ type PayloadIndex interface {
 // Keys of the payload index in the local store: the digest's record, the
 // insertion order (for eviction) and the bounds of that order.
 const (
-	payloadKeyPrefix   = "x/pd/" // + digest -> seq (8) | date (8, Unix ns) | URI
+	payloadKeyPrefix   = "x/pd/" // + digest -> seq (8) | date (8, Unix ns) | id length (1) | record id | URI
 	payloadOrderPrefix = "x/po/" // + seq (8, big-endian) -> digest
 	payloadMetaKey     = "x/pm"  // first seq (8) | next seq (8)
+	payloadVersionKey  = "x/pv"  // payloadFormat
+	payloadKeySpace    = "x/p"   // every key above starts with it
 )
+
+// payloadFormat is the format of the payload index, written with its first
+// batch. An index without it was written before the archive held responses
+// as received: its digests are of decoded bodies (a gzip'd response's never
+// equals its wire digest) and its records lack the record id, so it is
+// dropped when the crawl resumes and the index starts afresh (revisits
+// then resume as payloads are seen again). A format this code does not
+// know is refused.
+const payloadFormat = "wire-sha1 v2"
+
+// payloadDropBatch is how many keys of an old-format index are deleted per
+// store write.
+const payloadDropBatch = 4096
 
 // storePayloads is the PayloadIndex of a local crawl, kept in its store
 // beside the frontier (whose keys it does not share), so that it is
@@ -63,6 +83,12 @@ type storePayloads struct {
 	// a crawl's CPU). Evicted digests stay in it; their lookups, like its
 	// false positives, go to the store.
 	known *mlbf.Classic
+	// dropped is the number of digests of an old-format index that
+	// openStorePayloads deleted; reported once by the crawl's log.
+	dropped  int64
+	reported bool
+	// versioned says the store holds payloadVersionKey.
+	versioned bool
 }
 
 // payloadFilterRate is the false-positive rate of storePayloads.known at
@@ -75,7 +101,20 @@ const payloadBatch = 64
 
 func openStorePayloads(st frontier.Store, limit int64) (*storePayloads, error) {
 	p := &storePayloads{store: st, max: limit, set: make(map[string][]byte), del: make(map[string]bool)}
-	v, err := st.Get([]byte(payloadMetaKey))
+	v, err := st.Get([]byte(payloadVersionKey))
+	switch {
+	case err == nil && string(v) == payloadFormat:
+		p.versioned = true
+	case err == nil:
+		return nil, fmt.Errorf("%w: payload index format %q, want %q (written by another version of the crawler)", ErrCorruptState, v, payloadFormat)
+	case errors.Is(err, frontier.ErrNotFound):
+		if p.dropped, err = dropPayloadIndex(st); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("crawl: payload index: %w", err)
+	}
+	v, err = st.Get([]byte(payloadMetaKey))
 	switch {
 	case errors.Is(err, frontier.ErrNotFound):
 	case err != nil:
@@ -111,6 +150,57 @@ func openStorePayloads(st frontier.Store, limit int64) (*storePayloads, error) {
 		}
 	}
 	return p, nil
+}
+
+// dropPayloadIndex deletes an index of the previous format (any key under
+// payloadKeySpace, in a store without payloadVersionKey) and returns the
+// number of digests it held. A crash midway leaves the rest, without the
+// version key, for the next open to delete.
+func dropPayloadIndex(st frontier.Store) (int64, error) {
+	end := []byte(payloadKeySpace)
+	end[len(end)-1]++
+	var dropped int64
+	for {
+		var keys [][]byte
+		err := st.Ascend([]byte(payloadKeySpace), end, func(key, _ []byte) bool {
+			keys = append(keys, append([]byte(nil), key...))
+			return len(keys) < payloadDropBatch
+		})
+		if err != nil {
+			return dropped, fmt.Errorf("crawl: payload index: %w", err)
+		}
+		if len(keys) == 0 {
+			return dropped, nil
+		}
+		err = st.Write(func(w frontier.Writer) error {
+			for _, k := range keys {
+				if err := w.Delete(k); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return dropped, fmt.Errorf("crawl: payload index: drop the previous format: %w", err)
+		}
+		for _, k := range keys {
+			if bytes.HasPrefix(k, []byte(payloadKeyPrefix)) {
+				dropped++
+			}
+		}
+	}
+}
+
+// takeDropped returns, once, the number of digests of an old-format index
+// dropped when the index was opened.
+func (p *storePayloads) takeDropped() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.reported {
+		return 0
+	}
+	p.reported = true
+	return p.dropped
 }
 
 // Len returns the number of digests held.
@@ -177,10 +267,7 @@ func (p *storePayloads) TestAndAdd(_ context.Context, digest string, first stora
 		p.deleteLocked(payloadKeyPrefix + string(evictDigest))
 		p.first++
 	}
-	val := binary.BigEndian.AppendUint64(nil, seq)
-	val = binary.BigEndian.AppendUint64(val, uint64(first.Date.UnixNano()))
-	val = append(val, first.TargetURI...)
-	p.setLocked(key, val)
+	p.setLocked(key, encodePayloadRef(binary.BigEndian.AppendUint64(nil, seq), first))
 	p.setLocked(string(binary.BigEndian.AppendUint64([]byte(payloadOrderPrefix), seq)), []byte(digest))
 	p.next = seq + 1
 	p.unwritten++
@@ -213,6 +300,11 @@ func (p *storePayloads) flushLocked() error {
 				return err
 			}
 		}
+		if !p.versioned {
+			if err := w.Set([]byte(payloadVersionKey), []byte(payloadFormat)); err != nil {
+				return err
+			}
+		}
 		return w.Set([]byte(payloadMetaKey), meta)
 	})
 	if err != nil {
@@ -222,6 +314,7 @@ func (p *storePayloads) flushLocked() error {
 	clear(p.set)
 	clear(p.del)
 	p.unwritten = 0
+	p.versioned = true
 	return nil
 }
 
@@ -233,28 +326,57 @@ func (c *Crawler) flushPayloads() error {
 	return nil
 }
 
+// encodePayloadRef appends an earlier response's record to its 8 leading
+// bytes (the local index's sequence number, zero in Redis): date (8, Unix
+// ns) | record id length (1) | record id | target URI.
+func encodePayloadRef(dst []byte, r storage.Revisit) []byte {
+	id := r.RecordID
+	if len(id) > 255 {
+		id = "" // not a record id the writer makes; the revisit goes without WARC-Refers-To
+	}
+	dst = binary.BigEndian.AppendUint64(dst, uint64(r.Date.UnixNano()))
+	dst = append(dst, byte(len(id)))
+	dst = append(dst, id...)
+	return append(dst, r.TargetURI...)
+}
+
 func decodePayloadRef(v []byte) (storage.Revisit, error) {
-	if len(v) < 16 {
+	if len(v) < 17 || len(v) < 17+int(v[16]) {
 		return storage.Revisit{}, fmt.Errorf("record of %d bytes", len(v))
 	}
+	n := int(v[16])
 	return storage.Revisit{
 		Date:      time.Unix(0, int64(binary.BigEndian.Uint64(v[8:16]))).UTC(),
-		TargetURI: string(v[16:]),
+		RecordID:  string(v[17 : 17+n]),
+		TargetURI: string(v[17+n:]),
 	}, nil
 }
 
 // redisPayloads is the PayloadIndex of a Redis-mode crawl, shared by its
 // workers: one key per digest and a list of digests in insertion order,
-// trimmed to the limit by the same script that adds.
+// trimmed to the limit by the same script that adds. The keys are
+// PREFIX{payloads}:w:d:<digest> and PREFIX{payloads}:w:order; an index of
+// the previous format (PREFIX{payloads}:d:<digest> and
+// PREFIX{payloads}:order, digests of decoded bodies) is not read, and the
+// same script deletes it, a few keys per call, as the new one grows.
+// redisPayloadDropPerCall is how many keys of a previous-format index each
+// call deletes: a million-digest index is gone after 62,500 calls.
+const redisPayloadDropPerCall = 16
+
 type redisPayloads struct {
 	client *redisfrontier.Client
 	max    int64
 }
 
-// payloadScript: KEYS[1] digest key, KEYS[2] order list; ARGV[1] value,
-// ARGV[2] limit (negative: none), ARGV[3] the digest keys' prefix.
-// Returns the earlier value, or false after adding.
+// payloadScript: KEYS[1] digest key, KEYS[2] order list, KEYS[3] the order
+// list of the previous format; ARGV[1] value, ARGV[2] limit (negative:
+// none). Returns the earlier value, or false after adding.
 var payloadScript = redis.NewScript(`
+for i = 1, ` + strconv.Itoa(redisPayloadDropPerCall) + ` do
+  local old = redis.call('LPOP', KEYS[3])
+  if not old then break end
+  redis.call('DEL', old)
+end
 local v = redis.call('GET', KEYS[1])
 if v then return v end
 redis.call('SET', KEYS[1], ARGV[1])
@@ -274,15 +396,14 @@ func (r redisPayloads) TestAndAdd(ctx context.Context, digest string, first stor
 	// One hash slot for the index, so that the script's keys may be
 	// touched together in a Redis Cluster.
 	base := r.client.Prefix() + "{payloads}:"
-	val := binary.BigEndian.AppendUint64(make([]byte, 8, 16+len(first.TargetURI)), uint64(first.Date.UnixNano()))
-	val = append(val, first.TargetURI...)
+	val := encodePayloadRef(make([]byte, 8, 17+len(first.RecordID)+len(first.TargetURI)), first)
 	// Retried through a Redis restart like the frontier's calls. A
 	// repeat of a call that ran returns this response as its own earlier
 	// insert, which archiveResponse stores in full.
 	var res any
 	err := r.client.Retry(ctx, func(ctx context.Context) error {
 		var err error
-		res, err = payloadScript.Run(ctx, r.client.Redis(), []string{base + "d:" + digest, base + "order"}, val, r.max).Result()
+		res, err = payloadScript.Run(ctx, r.client.Redis(), []string{base + "w:d:" + digest, base + "w:order", base + "order"}, val, r.max).Result()
 		return err
 	})
 	switch {

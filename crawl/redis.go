@@ -87,7 +87,7 @@ func (c *Crawler) startRedis(ctx context.Context) error {
 	c.retries = true // retry records live in the hosts' retry sets in Redis
 	c.mu.Lock()
 	c.queue = r.front
-	c.robots = fetch.NewRobotsCache(redisfrontier.NewSharedRobots(r.client, c.fetcher, 0), fetch.RobotsCacheOptions{OnFetch: c.robotsFetched})
+	c.robots = fetch.NewRobotsCache(redisfrontier.NewSharedRobots(r.client, c.fetcher, 0), fetch.RobotsCacheOptions{OnFetch: c.robotsFetched, ErrorMaxAge: robotsErrorMaxAge})
 	c.mu.Unlock()
 	o.Logger.Info("crawl worker joined", "worker", o.Redis.Worker, "lease_id", r.seen.Worker(),
 		"redis", RedactURL(o.Redis.URL), "prefix", r.client.Prefix(), "lease", o.Redis.Lease, "seen_set", r.seen.Params())

@@ -107,6 +107,10 @@ func failure(res *fetch.Result, ferr error) (reason string, transient bool) {
 // and exhausted is true when it failed transiently with no retry left.
 func (c *Crawler) retryPlan(ent frontier.Entry, res *fetch.Result, ferr error) (retryAt time.Time, reason string, exhausted bool) {
 	reason, transient := failure(res, ferr)
+	if r, ok := permanent(ferr); ok {
+		// Ends at once, or after its one retry (a name not found).
+		reason, transient = r, ent.Attempt < permanentRetries(r)
+	}
 	if !transient || !c.retries || c.opts.Retry.MaxRetries < 0 {
 		return time.Time{}, reason, false
 	}
@@ -152,11 +156,14 @@ func (o *RetryOptions) validate() error {
 }
 
 // robotsRetry plans the retry of ent, refused because its site's
-// robots.txt is unreachable (a 5xx, or no answer): RFC 9309 §2.3.1.4 lets
-// a crawler assume a complete disallow meanwhile and try again later. It
-// sets out.RetryAt and returns the attempt's log fields (Error, Attempt,
+// robots.txt is unreachable, where the entry cannot wait for it without
+// spending a retry (Redis mode, or a site the prerequisite does not
+// track): RFC 9309 §2.3.1.4 lets a crawler assume a complete disallow
+// meanwhile and try again later. The retry is due at the next try of
+// robots.txt (notBefore) or after the backoff, whichever is later. It sets
+// out.RetryAt and returns the attempt's log fields (Error, Attempt,
 // RetryAt); a zero Entry when retries are off.
-func (c *Crawler) robotsRetry(ent frontier.Entry, reason string, out *frontier.Outcome) storage.Entry {
+func (c *Crawler) robotsRetry(ent frontier.Entry, reason string, notBefore time.Time, out *frontier.Outcome) storage.Entry {
 	if !c.retries || c.opts.Retry.MaxRetries < 0 {
 		return storage.Entry{}
 	}
@@ -168,19 +175,11 @@ func (c *Crawler) robotsRetry(ent frontier.Entry, reason string, out *frontier.O
 	}
 	c.counters.retried.Add(1)
 	out.RetryAt = c.opts.Now().Add(c.opts.Retry.Wait(ent.Attempt+1, -1, rand.Float64()))
+	if notBefore.After(out.RetryAt) {
+		out.RetryAt = notBefore
+	}
 	le.Error, le.RetryAt = retryError(reason, "", false), out.RetryAt
 	return le
-}
-
-// robotsErrorAge is how long an unreachable robots.txt is taken as
-// disallowing all before it is fetched again: the first retry's backoff
-// when URLs are retried, so that their retries meet a fresh answer;
-// otherwise the robots cache's default.
-func (c *Crawler) robotsErrorAge() time.Duration {
-	if c.opts.Retry.MaxRetries < 0 || c.opts.Retry.Backoff <= 0 {
-		return 0
-	}
-	return max(c.opts.Retry.Backoff/2, time.Millisecond) // the least first wait (jitter ½)
 }
 
 // outcomeReleaser is a queue that adapts a host's delay to its answers

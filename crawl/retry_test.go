@@ -344,9 +344,10 @@ func TestRetryOptionsDefaults(t *testing.T) {
 	}
 }
 
-// TestRobotsUnavailableRetried checks RFC 9309 §2.3.1.4's "later retry": a
-// site whose robots.txt answers 503 twice is not disallowed for the rest
-// of the crawl; its URLs are retried and fetched once robots.txt answers.
+// TestRobotsUnavailableRetried checks RFC 9309 §2.3.1.4's "later retry",
+// with robots.txt as a prerequisite: a site whose robots.txt answers 503
+// twice is not disallowed for the rest of the crawl; its URLs wait, their
+// own attempts untouched, and are fetched once robots.txt answers.
 func TestRobotsUnavailableRetried(t *testing.T) {
 	var robotsCalls atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -368,8 +369,9 @@ func TestRobotsUnavailableRetried(t *testing.T) {
 	o := Options{Seeds: []string{srv.URL + "/"}, Dir: dir, Concurrency: 2, ExpectedURLs: 1000}
 	o.Politeness.Delay = -1
 	o.Fetch.AllowPrivate = true
-	o.Retry = RetryOptions{Backoff: 20 * time.Millisecond}
-	if _, err := run(t, context.Background(), o); err != nil {
+	o.Retry = RetryOptions{Backoff: 20 * time.Millisecond, MaxRetries: 1}
+	c, err := run(t, context.Background(), o)
+	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
@@ -377,15 +379,19 @@ func TestRobotsUnavailableRetried(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s %d %d %.26s", strings.TrimPrefix(e.URL, srv.URL), e.Attempt, e.Status, e.Error))
 	}
 	want := []string{
-		"/ 1 0 will-retry: robots-unavail",
-		"/ 2 0 will-retry: robots-unavail",
-		"/ 3 200 ",
+		"/ 1 200 ",
 		"/a 1 200 ",
 		"/private 0 0 robots-disallowed",
 	}
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
 		t.Errorf("log:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if n := robotsCalls.Load(); n != 3 {
+		t.Errorf("robots.txt fetched %d times, want 3", n)
+	}
+	if s := c.Stats().Fetch; s.Retried != 0 || s.RobotsUnavailable != 0 {
+		t.Errorf("retried %d, robots-unavailable %d; want 0, 0: robots.txt's failures are not the page's", s.Retried, s.RobotsUnavailable)
 	}
 }
 

@@ -104,7 +104,17 @@ func TestRevisits(t *testing.T) {
 		t.Errorf("Stats: %d revisits, %d bytes saved; want 2 and over %d", s.Revisits, s.RevisitBytes, 2*DefaultRevisitMinSize)
 	}
 	var responses, revisits int
-	for _, rec := range readWARCs(t, filepath.Join(dir, "warc")) {
+	recs := readWARCs(t, filepath.Join(dir, "warc"))
+	var a *storage.WARCRecord
+	for _, rec := range recs {
+		if rec.Header.Get("WARC-Type") == "response" && rec.Header.Get("WARC-Target-URI") == srv.URL+"/a" {
+			a = rec
+		}
+	}
+	if a == nil {
+		t.Fatal("no response record of /a")
+	}
+	for _, rec := range recs {
 		switch rec.Header.Get("WARC-Type") {
 		case "response":
 			responses++
@@ -112,6 +122,12 @@ func TestRevisits(t *testing.T) {
 			revisits++
 			if rec.Header.Get("WARC-Refers-To-Target-URI") != srv.URL+"/a" || rec.Header.Get("WARC-Profile") != storage.RevisitProfile {
 				t.Errorf("revisit of %s refers to %q", rec.Header.Get("WARC-Target-URI"), rec.Header.Get("WARC-Refers-To-Target-URI"))
+			}
+			// Within the crawl the original's record is known.
+			if rec.Header.Get("WARC-Refers-To") != a.Header.Get("WARC-Record-ID") ||
+				rec.Header.Get("WARC-Payload-Digest") != a.Header.Get("WARC-Payload-Digest") {
+				t.Errorf("revisit of %s: WARC-Refers-To %q, digest %s; /a is %s, %s", rec.Header.Get("WARC-Target-URI"),
+					rec.Header.Get("WARC-Refers-To"), rec.Header.Get("WARC-Payload-Digest"), a.Header.Get("WARC-Record-ID"), a.Header.Get("WARC-Payload-Digest"))
 			}
 			if _, err := time.Parse(time.RFC3339Nano, rec.Header.Get("WARC-Refers-To-Date")); err != nil {
 				t.Errorf("WARC-Refers-To-Date: %v", err)

@@ -78,7 +78,8 @@ type FetchStats struct {
 	FetchErrors       uint64 // requests that failed: timeouts, resets, DNS, ...
 	HTTPErrors        uint64 // responses with a 4xx or 5xx status
 	RobotsDisallowed  uint64 // URLs robots.txt disallowed
-	RobotsUnavailable uint64 // URLs refused as their site's robots.txt could not be fetched (RFC 9309: disallow all)
+	RobotsWaiting     int    // sites whose URLs wait for their robots.txt now (Options.RobotsWait)
+	RobotsUnavailable uint64 // URLs that ended as their site's robots.txt could not be fetched within Options.RobotsWait (RFC 9309: disallow all); in Redis mode, after their retries
 	TruncatedLength   uint64 // bodies cut at Fetch.MaxBodySize
 	TruncatedTime     uint64 // bodies cut by Fetch.FetchTimeout
 	TruncatedLost     uint64 // bodies cut by the server going away
@@ -94,6 +95,9 @@ type FetchStats struct {
 	NearDuplicateIndexBytes   uint64        // memory of the near-duplicate index (local mode; 0 in Redis mode, where Redis holds it)
 	Retried                   uint64        // attempts that failed transiently and were queued for a retry
 	RetriesExhausted          uint64        // URLs whose last retry failed transiently too
+	// Permanent counts the URLs that ended at once, by reason: the same
+	// request would fail the same way.
+	Permanent PermanentStats
 
 	// Done is the time the frontier took to take each completed attempt
 	// (Frontier.Done: admitting its links, the seen-set inserts, the
@@ -158,6 +162,7 @@ func (c *Crawler) Stats() Stats {
 		HTTPErrors:        k.httpErrors.Load(),
 		RobotsDisallowed:  k.robotsDenied.Load(),
 		RobotsUnavailable: k.robotsUnavailable.Load(),
+		RobotsWaiting:     c.prereq.waiting(),
 		TruncatedLength:   k.cutLength.Load(),
 		TruncatedTime:     k.cutTime.Load(),
 		TruncatedLost:     k.cutDisconnect.Load(),
@@ -168,6 +173,7 @@ func (c *Crawler) Stats() Stats {
 		RevisitBytes:      k.revisitBytes.Load(),
 		Retried:           k.retried.Load(),
 		RetriesExhausted:  k.retriesExhausted.Load(),
+		Permanent:         k.permanent.stats(),
 		Done:              k.done.stats(),
 	}
 	c.nearDupStats(&s.Fetch)

@@ -27,12 +27,20 @@ func (c *Crawler) work(ctx, fctx context.Context) error {
 		case err != nil:
 			return err
 		}
-		out, ok, err := c.visit(fctx, ent)
+		out, until, ok, err := c.visit(fctx, ent)
 		if err != nil {
 			return err
 		}
 		if !ok {
 			return fctx.Err()
+		}
+		if !until.IsZero() {
+			// Its site's robots.txt is not there yet: the entry waits
+			// with its host, its attempts untouched.
+			if err := c.front.Defer(ent, until); err != nil {
+				return fmt.Errorf("crawl: %w", err)
+			}
+			continue
 		}
 		start := time.Now()
 		if err := c.queue.Done(fctx, ent, out); err != nil {
@@ -44,36 +52,44 @@ func (c *Crawler) work(ctx, fctx context.Context) error {
 
 // visit checks robots.txt, fetches the entry, archives and logs it, and
 // runs the hooks. ok is false when ctx ended before the outcome was known.
-func (c *Crawler) visit(ctx context.Context, ent frontier.Entry) (out frontier.Outcome, ok bool, err error) {
-	robots, refused, ok, err := c.checkRobots(ctx, ent, &out)
+// until is set when the entry is to wait with its host until then, not
+// done: its site's robots.txt is not available yet (local mode).
+func (c *Crawler) visit(ctx context.Context, ent frontier.Entry) (out frontier.Outcome, until time.Time, ok bool, err error) {
+	robots, refused, wait, ok, err := c.checkRobots(ctx, ent, &out)
 	switch {
 	case !ok || err != nil:
-		return out, ok, err
+		return out, time.Time{}, ok, err
+	case !wait.IsZero():
+		return out, wait, true, nil
 	case refused:
-		// Not fetched; an invalid URL (no robots) counts as failed. The
-		// site's sitemaps are queued all the same.
-		out.Failed = robots == nil
+		// Not fetched (checkRobots set out.Failed when the URL failed).
+		// The site's sitemaps are queued all the same.
 		out.RobotsSitemaps = c.robotsSitemaps(ent.URL, robots)
-		return out, true, nil
+		return out, time.Time{}, true, nil
 	}
 	out.CrawlDelay = robots.CrawlDelay(c.opts.Fetch.UserAgent)
 	out.RobotsSitemaps = c.robotsSitemaps(ent.URL, robots)
 	if ent.Sitemap && !c.opts.NoSitemaps {
 		release, ok := c.sitemaps.acquire(ctx)
 		if !ok {
-			return out, false, nil
+			return out, time.Time{}, false, nil
 		}
 		defer release()
 	}
+	at, t0 := c.opts.Now(), time.Now()
 	res, ferr := c.fetchEntry(ctx, ent)
+	took := time.Since(t0)
 	if ferr != nil && ctx.Err() != nil {
-		return out, false, nil
+		return out, time.Time{}, false, nil
+	}
+	if res != nil {
+		c.seeds.responses.Add(1)
 	}
 	retryAt, reason, exhausted := c.retryPlan(ent, res, ferr)
 	// The request is over: the host's delay starts now and its next entry
 	// may go out while this one is archived and its links are parsed.
 	if err := c.release(ent, res, &out); err != nil {
-		return out, false, fmt.Errorf("crawl: %w", err)
+		return out, time.Time{}, false, fmt.Errorf("crawl: %w", err)
 	}
 	// Release woke the worker that takes the host's next entry, and Go
 	// queues it to run next on this thread once this goroutine blocks,
@@ -99,21 +115,21 @@ func (c *Crawler) visit(ctx context.Context, ent frontier.Entry) (out frontier.O
 	c.counters.fetched.Add(1)
 	nd, err := c.checkNearDuplicate(ctx, res, shingles)
 	if err != nil {
-		return out, false, err
+		return out, time.Time{}, false, err
 	}
 	out.RetryAt = retryAt
-	if err := c.record(ctx, ent, res, ferr, &out, nd, reason, exhausted); err != nil {
-		return out, false, err
+	if err := c.record(ctx, ent, res, ferr, &out, nd, attemptInfo{reason: reason, exhausted: exhausted, at: at, took: took}); err != nil {
+		return out, time.Time{}, false, err
 	}
 	links, err := c.runHooks(ent, res, ferr, !retryAt.IsZero())
 	if err != nil {
-		return out, false, err
+		return out, time.Time{}, false, err
 	}
 	if !retryAt.IsZero() {
 		// The retry's links will be followed, not this attempt's.
 		c.counters.retried.Add(1)
 		c.counters.pages.Add(1)
-		return out, true, nil
+		return out, time.Time{}, true, nil
 	}
 	if nd.sameHost && c.opts.SkipNearDuplicateLinks {
 		c.counters.nearDupLinks.Add(uint64(len(links)))
@@ -132,83 +148,147 @@ func (c *Crawler) visit(ctx context.Context, ent frontier.Entry) (out frontier.O
 		}
 		out.Redirect = refresh
 	}
-	return out, true, nil
+	return out, time.Time{}, true, nil
 }
 
 // checkRobots gets the robots.txt rules of ent's site and logs ent when
-// they refuse it. refused is true when ent was refused (and logged); robots
-// is nil when ent's URL is invalid (also logged). ok is false when ctx
-// ended first. A refusal because robots.txt is unreachable is retried like
-// a transient failure (out.RetryAt): the site's robots.txt is fetched again
-// by then (robotsErrorAge).
-func (c *Crawler) checkRobots(ctx context.Context, ent frontier.Entry, out *frontier.Outcome) (robots *fetch.Robots, refused, ok bool, err error) {
+// they refuse it. refused is true when ent was refused (and logged; and
+// out.Failed set when that is a failure); robots is nil when it did not
+// come to robots.txt. until is set when ent is to wait for its site's
+// robots.txt (robotsPrereq), not logged. ok is false when ctx ended first.
+func (c *Crawler) checkRobots(ctx context.Context, ent frontier.Entry, out *frontier.Outcome) (robots *fetch.Robots, refused bool, until time.Time, ok bool, err error) {
+	site, serr := fetch.SiteKey(ent.URL)
+	if serr != nil {
+		return nil, true, time.Time{}, true, c.endInvalid(ent, serr, out)
+	}
+	if v := c.prereq.before(site, c.opts.Now(), c.opts.RobotsWait); v.v != robotsGo {
+		until, err := c.robotsUnavailable(ent, v, out)
+		return nil, until.IsZero(), until, true, err
+	}
 	robots, err = c.robots.Get(ctx, ent.URL)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, false, false, nil
+			return nil, false, time.Time{}, false, nil
 		}
 		if errors.Is(err, errArchiveRobots) {
-			return nil, false, false, err
+			return nil, false, time.Time{}, false, err
 		}
-		// Otherwise only an invalid URL fails here; log it like a failed
-		// fetch.
-		return nil, true, true, c.logEntry(storage.Entry{
-			URL: ent.URL, Error: "invalid-url: " + err.Error(), Depth: ent.Depth, Via: ent.Via, HopPath: ent.Hops, FetchedAt: c.opts.Now(),
-		})
+		// Otherwise only an invalid URL fails here.
+		return nil, true, time.Time{}, true, c.endInvalid(ent, err, out)
 	}
-	u, perr := url.Parse(ent.URL)
-	if perr != nil || robots.Allowed(c.opts.Fetch.UserAgent, u.RequestURI()) {
-		return robots, false, true, nil
-	}
-	reason := "robots-disallowed"
-	var le storage.Entry
 	if robots.DisallowsAll() {
 		// Not the site's rules: its robots.txt could not be fetched.
-		c.counters.robotsUnavailable.Add(1)
-		reason = "robots-unavailable"
-		if site, err := fetch.SiteKey(ent.URL); err == nil {
-			c.robotsMu.Lock()
-			if why := c.robotsErr[site]; why != "" {
-				reason += ": robots.txt: " + why
-			}
-			c.robotsMu.Unlock()
-		}
-		le = c.robotsRetry(ent, reason, out)
-	} else {
-		c.counters.robotsDenied.Add(1)
+		until, err := c.robotsUnavailable(ent, c.prereq.after(site, c.opts.Now(), c.opts.RobotsWait), out)
+		return robots, until.IsZero(), until, true, err
 	}
-	if le.Error != "" {
-		reason = le.Error
+	c.prereq.usable(site)
+	u, perr := url.Parse(ent.URL)
+	if perr != nil || robots.Allowed(c.opts.Fetch.UserAgent, u.RequestURI()) {
+		return robots, false, time.Time{}, true, nil
 	}
-	return robots, true, true, c.logEntry(storage.Entry{
-		URL: ent.URL, Error: reason, Depth: ent.Depth, Via: ent.Via, HopPath: ent.Hops, FetchedAt: c.opts.Now(),
-		Attempt: le.Attempt, RetryAt: le.RetryAt,
+	c.counters.robotsDenied.Add(1)
+	return robots, true, time.Time{}, true, c.logEntry(storage.Entry{
+		URL: ent.URL, Error: "robots-disallowed", Depth: ent.Depth, Via: ent.Via, HopPath: ent.Hops, FetchedAt: c.opts.Now(),
 	})
 }
 
+// endInvalid logs ent, whose URL cannot be fetched, as failed.
+func (c *Crawler) endInvalid(ent frontier.Entry, err error, out *frontier.Outcome) error {
+	reason, ok := permanent(err)
+	if !ok {
+		reason = reasonMalformedURL
+	}
+	out.Failed = true
+	c.counters.permanent.add(reason)
+	c.seeds.seedFailed(ent, reason, failText(reason, err), err)
+	return c.logEntry(storage.Entry{
+		URL: ent.URL, Error: failText(reason, err), Depth: ent.Depth, Via: ent.Via, HopPath: ent.Hops, FetchedAt: c.opts.Now(),
+	})
+}
+
+// robotsUnavailable applies the robots.txt prerequisite's verdict to ent,
+// whose site's robots.txt is unavailable: it returns when ent is to be
+// handed out again (local mode), or ends ent (logged, failed, counted),
+// or, in Redis mode, plans its retry.
+func (c *Crawler) robotsUnavailable(ent frontier.Entry, v robotsVerdict, out *frontier.Outcome) (until time.Time, err error) {
+	le := storage.Entry{URL: ent.URL, Depth: ent.Depth, Via: ent.Via, HopPath: ent.Hops, FetchedAt: c.opts.Now()}
+	switch {
+	case v.v == robotsWait && c.front != nil:
+		return v.until, nil
+	case v.v == robotsEnd:
+		out.Failed = true
+		if v.reason == "robots-unavailable" {
+			c.counters.robotsUnavailable.Add(1)
+			le.Error = "robots-unavailable: robots.txt " + v.why
+			if v.first {
+				c.opts.Logger.Warn("robots.txt did not answer within the robots wait: the site's URLs end as robots-unavailable",
+					"url", ent.URL, "robots_wait", c.opts.RobotsWait, "last_failure", v.why)
+			}
+		} else {
+			c.counters.permanent.add(v.reason)
+			le.Error = v.reason + ": robots.txt: " + cause(v.err)
+		}
+		c.seeds.seedFailed(ent, v.reason, le.Error, v.err)
+	default:
+		// Redis mode, or a site not tracked: the URL is retried, each
+		// wait spending one of its retries.
+		reason := "robots-unavailable"
+		if v.why != "" {
+			reason += ": robots.txt " + v.why
+		}
+		r := c.robotsRetry(ent, reason, v.until, out)
+		le.Error, le.Attempt, le.RetryAt = r.Error, r.Attempt, r.RetryAt
+		if r.Error == "" {
+			le.Error = reason
+		}
+		if out.RetryAt.IsZero() {
+			out.Failed = true
+			c.counters.robotsUnavailable.Add(1)
+			c.seeds.seedFailed(ent, "robots-unavailable", le.Error, v.err)
+		}
+	}
+	return time.Time{}, c.logEntry(le)
+}
+
+// attemptInfo is what record needs to know of a fetch attempt besides
+// its result: retryPlan's reason and exhausted, when the fetch started and
+// how long it took.
+type attemptInfo struct {
+	reason    string
+	exhausted bool
+	at        time.Time
+	took      time.Duration
+}
+
 // record archives a fetch's exchange, logs it, counts it, and sets the
-// parts of out that the response decides (failure, redirect, base). reason
-// and exhausted are retryPlan's: a transient failure's line says whether
-// the URL is retried (out.RetryAt) or had its last try.
-func (c *Crawler) record(ctx context.Context, ent frontier.Entry, res *fetch.Result, ferr error, out *frontier.Outcome, nd nearDup, reason string, exhausted bool) error {
+// parts of out that the response decides (failure, redirect, base). A
+// failed attempt's line says whether the URL is retried (out.RetryAt), had
+// its last try, or failed for good.
+func (c *Crawler) record(ctx context.Context, ent frontier.Entry, res *fetch.Result, ferr error, out *frontier.Outcome, nd nearDup, a attemptInfo) error {
 	le := storage.Entry{URL: ent.URL, Depth: ent.Depth, Via: ent.Via, HopPath: ent.Hops, LastMod: ent.LastMod,
-		NearDuplicateOf: nd.of, Resemblance: nd.resemblance, Attempt: ent.Attempt + 1, RetryAt: out.RetryAt}
+		NearDuplicateOf: nd.of, Resemblance: nd.resemblance, Attempt: ent.Attempt + 1, RetryAt: out.RetryAt,
+		FetchedAt: a.at, DurationMS: a.took.Seconds() * 1000}
 	var warcBytes int64
 	if ferr != nil {
 		c.counters.fetchErrors.Add(1)
 		out.Failed = true
-		le.Error = fetch.KindOf(ferr).String() + ": " + ferr.Error()
-		le.FetchedAt = c.opts.Now()
+		le.Error = failText(a.reason, ferr)
 	}
-	if !out.RetryAt.IsZero() || exhausted {
-		var detail string
-		if ferr != nil {
-			detail = ferr.Error()
-		}
-		le.Error = retryError(reason, detail, exhausted)
-		if exhausted {
+	if !out.RetryAt.IsZero() || a.exhausted {
+		le.Error = retryError(a.reason, cause(ferr), a.exhausted)
+		if a.exhausted {
 			c.counters.retriesExhausted.Add(1)
 		}
+	}
+	if ferr != nil && out.RetryAt.IsZero() {
+		if _, ok := permanent(ferr); ok {
+			c.counters.permanent.add(a.reason)
+		}
+		reason := a.reason
+		if a.exhausted {
+			reason = retryError(a.reason, "", true)
+		}
+		c.seeds.seedFailed(ent, reason, le.Error, ferr)
 	}
 	if res != nil {
 		le.Status = res.Status
@@ -271,7 +351,7 @@ func (c *Crawler) runHooks(ent frontier.Entry, res *fetch.Result, ferr error, re
 	if res != nil {
 		links = res.Links
 		if c.colly != nil {
-			more, err := c.colly.replay(res)
+			more, err := c.colly.replay(ent, res)
 			if err != nil {
 				return nil, err
 			}
@@ -307,21 +387,11 @@ var errArchiveRobots = errors.New("crawl: archive robots.txt")
 // beyond it a refusal is logged without the cause.
 const maxRobotsErrors = 10_000
 
-// robotsFetched archives robots.txt exchanges and remembers why a site's
-// robots.txt failed, for the log lines of the URLs it then refuses. An
-// archive failure is returned: the RobotsCache passes it to the Get that
-// fetched, which stops the crawl.
+// robotsFetched archives robots.txt exchanges and records their failures
+// for the robots.txt prerequisite. An archive failure is returned: the
+// RobotsCache passes it to the Get that fetched, which stops the crawl.
 func (c *Crawler) robotsFetched(site string, res *fetch.Result, ferr error) error {
-	c.robotsMu.Lock()
-	if ferr == nil {
-		delete(c.robotsErr, site)
-	} else if _, ok := c.robotsErr[site]; ok || len(c.robotsErr) < maxRobotsErrors {
-		if c.robotsErr == nil {
-			c.robotsErr = map[string]string{}
-		}
-		c.robotsErr[site] = fetch.KindOf(ferr).String() + ": " + ferr.Error()
-	}
-	c.robotsMu.Unlock()
+	c.prereq.fetched(site, res, ferr, c.opts.Now(), &c.opts.Retry, c.opts.RobotsWait)
 	if res == nil {
 		return nil
 	}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 15's "CPU per page no higher than at 10,000 pages": the crawler's
+# Whether a crawl's CPU per page grows with its size: the crawler's
 # CPU per page on short crawls, three runs each, alternating:
 #   - the first 10,000 pages of the million-page web of 10,000 hosts
 #     (the web of docs/bench-scale.sh, --max-pages 10000);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Cost of the monitor (issue 13): the same local crawl with --http-addr
+# Cost of the monitor: the same local crawl with --http-addr
 # off, on, and on with a Prometheus-like scraper that GETs /metrics and
 # /status.json every second; RUNS rounds, the three modes alternating
 # within each round. Prints wall time, CPU (user+sys) and pages per run,

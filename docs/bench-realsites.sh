@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Crawler CPU per page, and crawl time against curl, on real documentation
-# sites served locally (issue #16, section 3).
+# sites served locally.
 #
 # Serves three Debian documentation packages with python3 -m http.server on
 # loopback addresses (install them first: apt-get install python-django-doc

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 15's scale benchmark: the crawler on a synthetic web served by
+# The scale benchmark (docs/BENCHMARKS.md, "Scale"): the crawler on a synthetic web served by
 # internal/testweb/serve in its own process, sampled every second by
 # internal/tools/scalebench (the crawler's /metrics, /proc/PID), cut into
 # tenths of its pages: pages/s, CPU per page, RSS, state and WARC bytes, the

@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"time"
+
+	"github.com/layercrawl/layercrawl/mlbf"
 )
 
 // FPConfig configures RunFP, the whole false-positive experiment.
@@ -15,8 +18,11 @@ type FPConfig struct {
 	Sources    []Source
 	Read       ReadOptions
 	Plan       PlanOptions
-	Structures []string         // names; default AllStructures
-	Filters    StructureOptions // Layers, Hashes, Bits and Segment; Sample and MaxN are set by RunFP
+	Structures []string // names; default AllStructures
+	// Filters are Layers, Hashes, Bits and Segment; Sample and MaxN are
+	// set by RunFP. Bits 0 sizes m from the dataset (BitsForDataset at the
+	// largest n measured) instead of the paper's fixed m.
+	Filters StructureOptions
 	// BitsPerURL are the sizes of the memory sweep, run at n =
 	// Plan.SweepN (see BuildSweepStructures); none skips it, and the FP vs
 	// bits per URL figures are then absent. The command line defaults to
@@ -39,6 +45,26 @@ type FPConfig struct {
 // of new URLs to where the best structures show no false positive in a
 // million queries.
 var DefaultBitsPerURL = []float64{4, 6, 8, 10, 12, 16, 20, 24, 32}
+
+// DatasetFPRate is the false-positive rate the classic filter (bf, k
+// hashes, m bits) reaches at the largest n measured when m is sized from
+// the dataset: high enough that a holdout of a few thousand URLs counts
+// some false positives, so that every structure's curve has points to
+// compare.
+const DatasetFPRate = 0.01
+
+// BitsForDataset returns the layer size m at which a classic Bloom filter
+// with k hashes holding n keys has the false-positive rate DatasetFPRate,
+// from formula (1) solved for m: m = −k·n / ln(1 − p^(1/k)). That is about
+// 12.4 bits per URL at k = 3; the paper's m, 16,829,152 bits, is its value
+// for about 1.36 million URLs. It is at least one 512-bit block.
+func BitsForDataset(n, k int) uint64 {
+	if n < 1 || k < 1 {
+		return mlbf.BlockBits
+	}
+	m := -float64(k) * float64(n) / math.Log(1-math.Pow(DatasetFPRate, 1/float64(k)))
+	return max(uint64(math.Ceil(m)), mlbf.BlockBits)
+}
 
 // RunFP loads the sources, plans the checkpoints, measures the structures
 // (the n sweep, then the memory sweep when BitsPerURL are given) and
@@ -83,6 +109,15 @@ func RunFP(ctx context.Context, cfg FPConfig) (*Report, error) {
 	so := cfg.Filters
 	so.MaxN = p.Checkpoints[len(p.Checkpoints)-1]
 	so.Sample = p.Insert[:min(len(p.Insert), SampleSize)]
+	if so.Bits == 0 {
+		k := so.Hashes
+		if k == 0 {
+			k = mlbf.DefaultHashes
+		}
+		so.Bits = BitsForDataset(so.MaxN, k)
+		fmt.Fprintf(logw, "m = %d bits per layer, sized from the dataset: bf (k = %d) reaches %g%% false positives at n = %d\n",
+			so.Bits, k, 100*DatasetFPRate, so.MaxN)
+	}
 	structs, notes, err := BuildStructures(cfg.Structures, so)
 	if err != nil {
 		return nil, err

@@ -34,6 +34,7 @@ func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
 //	m/state                         counters (encodeState)
 //	m/exact                         present when Options.ExactDedup is on; value empty
 //	f/<fingerprint:8 big-endian>    Options.ExactDedup: a queued URL's fingerprint; value empty
+//	e/<host>\x00<url>               failure record of a URL whose last attempt failed (encodeEntry; see failed.go)
 const (
 	prefixQueue   = "q/"
 	prefixHost    = "h/"

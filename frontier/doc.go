@@ -51,7 +51,11 @@
 // times its response time; a 429 or 503 doubles the delay up to MaxDelay).
 // An entry done with Outcome.RetryAt becomes a stored retry record of its
 // host, handed out again, with Attempt+1, once due; a retry never holds
-// its host's queue back (retry.go).
+// its host's queue back (retry.go). An entry done with Outcome.Failed
+// leaves a failure record, so that a seed given again to AddSeeds, or
+// every failed URL (RetryFailed), is queued again (failed.go). Defer puts
+// an entry back untouched and holds its host, for a prerequisite such as
+// robots.txt.
 // Ready hosts are served from a heap ordered by ready time, so hosts that
 // waited longest go first (round-robin) and one big site cannot starve the
 // others. Within a host, entries leave in discovery order, so a crawl is

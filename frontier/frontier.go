@@ -268,6 +268,7 @@ type op struct {
 	failed    bool   // done failed
 	retry     *Entry // done's retry record, nil if none
 	adds      []Entry
+	requeue   []Entry  // failed entries queued again; their failure records go
 	seeds     []string // host names and domains, prefixed
 	fps       []uint64 // fingerprints of adds (Options.ExactDedup)
 	err       error
@@ -433,9 +434,10 @@ func (f *Frontier) hostLocked(name string) *host {
 	return h
 }
 
-// AddSeeds queues the seeds that the seen-set does not hold yet, recording
-// their host names and domains as the crawl's scope. It returns how many
-// were queued. A seed that does not normalize is an error.
+// AddSeeds queues the seeds that the seen-set does not hold yet, and those
+// it holds whose last attempt failed (a failure record: see RetryFailed),
+// recording their host names and domains as the crawl's scope. It returns
+// how many were queued. A seed that does not normalize is an error.
 func (f *Frontier) AddSeeds(ctx context.Context, seeds []string) (int, error) {
 	defer f.batches.exit(f.batches.enter())
 	o := &op{ch: make(chan struct{})}
@@ -456,14 +458,27 @@ func (f *Frontier) AddSeeds(ctx context.Context, seeds []string) (int, error) {
 	}
 	for _, c := range canon {
 		cand, r := f.adm.CheckSeed(c)
-		if _, err := f.consider(ctx, o, cand, r); err != nil {
+		n := len(o.adds)
+		checked, err := f.consider(ctx, o, cand, r)
+		if err != nil {
 			return 0, err
+		}
+		if !checked || len(o.adds) > n || slices.ContainsFunc(o.requeue, func(e Entry) bool { return e.URL == cand.URL }) {
+			continue
+		}
+		// Seen before: queued again if its last attempt failed.
+		e, failed, err := f.loadFailed(cand.Host, cand.URL)
+		if err != nil {
+			return 0, err
+		}
+		if failed {
+			o.requeue = append(o.requeue, e)
 		}
 	}
 	if err := f.commit(o); err != nil {
 		return 0, err
 	}
-	return len(o.adds), nil
+	return len(o.adds) + len(o.requeue), nil
 }
 
 // consider adds an admitted candidate to o when the seen-set reports it
@@ -912,11 +927,13 @@ func (f *Frontier) commit(o *op) error {
 				st.errors++
 			}
 		}
-		for i := range p.adds {
-			a := &p.adds[i]
-			a.seq = st.nextSeq
-			st.nextSeq++
-			counts[a.host] = count(a.host) + 1
+		for _, list := range [2][]Entry{p.adds, p.requeue} {
+			for i := range list {
+				a := &list[i]
+				a.seq = st.nextSeq
+				st.nextSeq++
+				counts[a.host] = count(a.host) + 1
+			}
 		}
 	}
 	f.mu.Unlock()
@@ -929,6 +946,20 @@ func (f *Frontier) commit(o *op) error {
 					key = retryKey(p.done.host, p.done.seq)
 				}
 				if err := w.Delete(key); err != nil {
+					return err
+				}
+				if p.failed && p.retry == nil {
+					if err := w.Set(failedKey(p.done.host, p.done.URL), failedRecord(p.done)); err != nil {
+						return err
+					}
+				}
+			}
+			for i := range p.requeue {
+				a := &p.requeue[i]
+				if err := w.Set(queueKey(a.host, a.seq), encodeEntry(a)); err != nil {
+					return err
+				}
+				if err := w.Delete(failedKey(a.host, a.URL)); err != nil {
 					return err
 				}
 			}
@@ -1016,7 +1047,7 @@ func (f *Frontier) applyLocked(ops []*op, st state) {
 			}
 			touched[h] = true
 		}
-		for _, a := range p.adds {
+		for _, a := range slices.Concat(p.adds, p.requeue) {
 			h := f.hostLocked(a.host)
 			h.queued++
 			f.queued++

@@ -3,6 +3,7 @@ package frontier
 import (
 	"container/heap"
 	"encoding/binary"
+	"fmt"
 	"slices"
 	"time"
 )
@@ -103,4 +104,56 @@ func (h *host) at() time.Time {
 // and none completing; its record may go once its delay has passed.
 func (h *host) idle() bool {
 	return h.queued == 0 && h.nRetry == 0 && !h.inflight && h.pending == 0
+}
+
+// Defer puts e, which Next handed out, back where it was, untouched: at
+// the head of its host's queue, or among the host's retries with its
+// attempt count unchanged. Nothing is written to the store, and the host
+// hands out nothing before until: its entries wait for a prerequisite of
+// the host, as a robots.txt that does not answer yet (RFC 9309 §2.3.1.4
+// has the crawler treat the site as fully disallowed meanwhile), without
+// spending their own retries. Defer takes the place of Done; an entry
+// released before (Release) may still be deferred. The wait is not
+// saved: a resumed crawl hands the host's entries out at once.
+func (f *Frontier) Defer(e Entry, until time.Time) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.broken != nil {
+		return f.broken
+	}
+	h := f.hosts[e.host]
+	if _, released := f.released[e.seq]; !released {
+		if e.seq == 0 || h == nil || !h.inflight || h.out != e.seq {
+			return fmt.Errorf("%w: %s", ErrNotOut, e.URL)
+		}
+		f.releaseLocked(h, e.seq, Outcome{})
+	} else if h == nil {
+		return fmt.Errorf("%w: %s", ErrNotOut, e.URL)
+	}
+	fetched := f.released[e.seq]
+	delete(f.released, e.seq)
+	if fetched {
+		f.completing--
+	}
+	if e.retry {
+		// Still counted in h.nRetry and f.retrying: only Done's batch
+		// takes a retry record away.
+		i, _ := slices.BinarySearchFunc(h.retries, e.due, func(r Entry, due time.Time) int {
+			if r.due.After(due) {
+				return 1
+			}
+			return -1
+		})
+		h.retries = slices.Insert(h.retries, i, e)
+	} else {
+		h.pending--
+		h.window = slices.Insert(h.window, 0, e)
+		f.mem++
+	}
+	if until.After(h.readyAt) {
+		h.readyAt = until
+	}
+	f.scheduleLocked(h)
+	f.wakeLocked()
+	return nil
 }

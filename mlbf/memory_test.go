@@ -31,6 +31,9 @@ import (
 // less than the improved one (its equal layers and XOR integrity key
 // waste bits: 2.5x-5x on the full set).
 func TestBitsPerURL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("statistical: about 40 s on 2 cores; skipped with -short")
+	}
 	if raceEnabled {
 		t.Skip("minutes under the race detector; .ci/run reruns it without")
 	}

@@ -91,6 +91,9 @@ const wantFalsePositives = 400
 // queries fresh keys of the same generator (at least 2^20, and enough for
 // wantFalsePositives at the target).
 func TestSizingPredictsRateGenerated(t *testing.T) {
+	if testing.Short() {
+		t.Skip("statistical: about 25 s on 2 cores; skipped with -short")
+	}
 	if raceEnabled {
 		t.Skip("millions of queries: too slow under the race detector; .ci/run reruns it without")
 	}
@@ -146,6 +149,9 @@ func TestSizingPredictsRateGenerated(t *testing.T) {
 // split gives too few false positives to measure within 20%, so it
 // repeats with other random splits (each a fresh filter) and pools them.
 func TestSizingPredictsRateDatasets(t *testing.T) {
+	if testing.Short() {
+		t.Skip("statistical: over a minute on 2 cores; skipped with -short")
+	}
 	if raceEnabled {
 		t.Skip("millions of queries: too slow under the race detector; .ci/run reruns it without")
 	}

@@ -237,9 +237,9 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	put(statRevisitBytes, float64(f.RevisitBytes))
 	put(statNearDups, float64(f.NearDuplicates))
 	d := f.Done
-	if len(d.Buckets) == len(crawl.DoneBuckets) {
+	if len(d.Buckets) == len(crawl.DoneBuckets()) {
 		buckets := make(map[float64]uint64, len(d.Buckets))
-		for i, b := range crawl.DoneBuckets {
+		for i, b := range crawl.DoneBuckets() {
 			buckets[b.Seconds()] = d.Buckets[i]
 		}
 		ch <- prometheus.MustNewConstHistogram(statDone.desc, d.Count, d.Sum.Seconds(), buckets)

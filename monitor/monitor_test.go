@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/layercrawl/layercrawl/crawl"
 	"github.com/layercrawl/layercrawl/fetch"
@@ -119,7 +120,9 @@ func TestMetrics(t *testing.T) {
 	if code != 200 || !strings.HasPrefix(hdr.Get("Content-Type"), "text/plain") {
 		t.Fatalf("GET /metrics: %d %s", code, hdr.Get("Content-Type"))
 	}
-	families, err := new(expfmt.TextParser).TextToMetricFamilies(strings.NewReader(body))
+	// Legacy names: the stricter check, which every scraper accepts.
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(body))
 	if err != nil {
 		t.Fatalf("exposition does not parse: %v\n%s", err, body)
 	}

@@ -55,9 +55,58 @@
 // appending. As a file grows, the writer starts the kernel's writeback of
 // each MiB it appended (sync_file_range on Linux; the crawl log does the
 // same), so that the fsync of a Sync or Close has little left to write.
-// ResponseHead and RequestHead format HTTP heads that match a body stored
-// decoded. The files are checked with the independent reader
-// warcio.js in the tests.
+// The files are checked with the independent reader warcio.js in the tests.
+//
+// # What the records hold
+//
+// A request record's block is Exchange.RequestHead and RequestBody: the
+// bytes written to the connection. A response record's block is
+// Exchange.Response, the bytes read from it for that exchange: any 1xx
+// interim responses, the status line, the header fields in their order,
+// case and repetition, and the message body with its transfer coding
+// (chunked) and content coding (gzip, br) as sent (WARC 1.1 section 6.3.2).
+// Nothing is re-serialised; decoding is for analysis, outside the archive
+// (DecodeResponse).
+// A revisit record's block is the response's bytes before its payload (the
+// interim responses and the head, as received). Exchange.ResponseHead and
+// Body are the form for responses not captured from a connection (built
+// by a program, converted from another format): their head is normalised
+// to end in one blank line, and ResponseHead formats one that matches a
+// body stored decoded.
+//
+// WARC-Block-Digest is the SHA-1 of the block as stored. WARC-Payload-Digest
+// is the SHA-1 of the payload: the final response's body with the chunked
+// transfer coding removed and the content coding kept, so a gzip'd body is
+// hashed gzip'd (ParseResponse says how a response that does not parse, or
+// was cut, is read; such a response is archived byte for byte all the
+// same). This is WARC 1.1's payload ("the entity-body", section 5.9, as
+// iipc/warc-specifications#22 settled it: two responses that differ only in
+// their chunking have one payload) and what gowarc computes: it hashes the
+// body of net/http.ReadResponse over the record (dialer.go and
+// cmd/warc/verify/verify.go at internetarchive/gowarc@ed6ca5a). Other tools
+// differ:
+//
+//   - Heritrix's FetchHTTP digests every byte its RecordingInputStream
+//     records after the first blank line (webarchive-commons
+//     RecordingOutputStream.markMessageBodyBegin and startDigest,
+//     iipc/webarchive-commons@3921259), and HttpResponseRecordBuilder writes
+//     that as WARC-Payload-Digest: the content coding is kept, as here, but
+//     chunk framing is hashed too (internetarchive/heritrix3#769; #770
+//     de-chunks). Its defaults (useHTTP11 false, acceptCompression false)
+//     mostly get neither coding, and then the digests agree. FetchHTTP2
+//     records a rebuilt HTTP/1.1 message without the transfer coding.
+//   - warcio (Python) hashes the bytes after the HTTP head as stored, chunk
+//     framing included, when it writes (recordbuilder.py ensure_digest) and
+//     when `warcio check` verifies (digestverifyingreader.py,
+//     webrecorder/warcio@2a797aa; webrecorder/warcio#74 and #75 are open),
+//     and warcio.js 2.4.11 does the same when it serialises
+//     (warcserializer.ts digestRecord). `warcio check` therefore reports
+//     "payload digest failed" for a chunked response written here, and these
+//     digests agree with warcio's only for responses that were not chunked.
+//
+// A record has one WARC-Truncated. The caller gives the capture's reason in
+// Exchange.Truncated; with Response set and no reason given, a response
+// that ends before its framing does is written with "unspecified".
 //
 // # Crawl log
 //
@@ -71,5 +120,5 @@
 //
 // Errors are prefixed "storage: " and wrap their cause. Sentinels to test
 // with errors.Is: ErrNotFound, ErrCorrupt, ErrForeign, ErrVersion,
-// ErrClosed, ErrInvalidExchange, ErrTruncated.
+// ErrClosed, ErrInvalidExchange, ErrTruncated, ErrMalformedResponse.
 package storage

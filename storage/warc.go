@@ -109,28 +109,49 @@ type Exchange struct {
 	IP string
 	// Date is when the fetch started; zero means now.
 	Date time.Time
-	// RequestHead is the request line and header fields, CRLF-separated,
-	// as from RequestHead. Required.
+	// RequestHead is the request line and header fields as written to
+	// the connection, ending with the blank line: the request record's
+	// block is RequestHead followed by RequestBody, byte for byte.
+	// Required.
 	RequestHead []byte
-	// RequestBody is the request's body; usually empty.
+	// RequestBody is the request's body as written; usually empty.
 	RequestBody []byte
-	// ResponseHead is the status line and header fields, as from
-	// ResponseHead. Required.
+	// Response is the response as read from the connection: any 1xx
+	// interim responses, the status line, the header fields in their
+	// order, case and repetition, and the message body with its transfer
+	// coding and content coding. When set, the response record's block
+	// is exactly these bytes, and ResponseHead and Body are ignored.
+	Response []byte
+	// ResponseHead and Body are the form for a response that was not
+	// captured from a connection (built by a program, or converted from
+	// another format): the status line and header fields, as from
+	// ResponseHead, and the entity body as stored. The block is
+	// ResponseHead, normalised to end in one blank line, then Body. One
+	// of Response and ResponseHead is required.
 	ResponseHead []byte
-	// Body is the response's entity body as stored (see ResponseHead).
-	Body []byte
-	// Truncated says why Body is incomplete, as a WARC-Truncated value:
-	// "length", "time", "disconnect" or "unspecified". Empty when whole.
+	Body         []byte
+	// Truncated says why the response is incomplete, as a WARC-Truncated
+	// value: "length", "time", "disconnect" or "unspecified". Empty when
+	// whole. With Response set and Truncated empty, a response whose
+	// bytes end before its framing does (see ParseResponse) is written
+	// with "unspecified": a record never claims to be whole when it is
+	// not.
 	Truncated string
 	// Metadata, when not empty, is written as a third record, of type
 	// metadata, concurrent to the response: application/warc-fields
 	// lines ("name: value" and CRLF), as MetadataFields builds them.
 	Metadata []byte
-	// PayloadDigest, when not empty, must be PayloadDigest(Body): a
-	// caller that computed it already (to look the payload up for a
-	// revisit) saves the writer a pass of SHA-1 over the body. Empty
-	// means the writer computes it.
+	// PayloadDigest, when not empty, must be ResponsePayloadDigest(Response)
+	// (or PayloadDigest(Body) for the ResponseHead form): a caller that
+	// computed it already (to look the payload up for a revisit) saves
+	// the writer a pass of SHA-1 over the body. Empty means the writer
+	// computes it.
 	PayloadDigest string
+	// ResponseID, when not empty, is the WARC-Record-ID of the response
+	// (or revisit) record, as from NewRecordID: a caller that records the
+	// response in a revisit index before writing it can name it there.
+	// Empty means the writer makes one.
+	ResponseID string
 }
 
 // maxPooledRecord is the largest compressed pair whose buffer is kept for
@@ -244,9 +265,11 @@ func (w *WARCWriter) write(ex *Exchange, of *Revisit) (WARCRef, error) {
 	if err != nil {
 		return WARCRef{}, err
 	}
-	respID, err := newRecordID()
-	if err != nil {
-		return WARCRef{}, err
+	respID := ex.ResponseID
+	if respID == "" {
+		if respID, err = newRecordID(); err != nil {
+			return WARCRef{}, err
+		}
 	}
 	b, _ := w.pool.Get().(*recordBuilder)
 	if b == nil {
@@ -263,24 +286,35 @@ func (w *WARCWriter) write(ex *Exchange, of *Revisit) (WARCRef, error) {
 		common = append(common, warcField{"WARC-IP-Address", ex.IP})
 	}
 	fields := append(slices.Clip(common), warcField{"WARC-Concurrent-To", respID})
-	if err := b.record("request", reqID, date, fields, "application/http;msgtype=request",
-		ex.RequestHead, ex.RequestBody, w.opts.GzipLevel); err != nil {
+	// The request's block is the bytes written; its payload is the
+	// request body (a GET has none). A head built by hand without its
+	// blank line is given one.
+	reqHead := ex.RequestHead
+	if !bytes.HasSuffix(reqHead, []byte("\r\n\r\n")) && !bytes.HasSuffix(reqHead, []byte("\n\n")) {
+		reqHead = append(slices.Clip(bytes.TrimRight(reqHead, "\r\n")), "\r\n\r\n"...)
+	}
+	if err := b.recordBlock("request", reqID, date, fields, "application/http;msgtype=request",
+		reqHead, ex.RequestBody, PayloadDigest(ex.RequestBody), w.opts.GzipLevel); err != nil {
 		return WARCRef{}, err
 	}
 	fields = append(slices.Clip(common), warcField{"WARC-Concurrent-To", reqID})
-	if ex.Truncated != "" {
-		fields = append(fields, warcField{"WARC-Truncated", ex.Truncated})
-	}
-	if of == nil {
-		err = b.recordDigest("response", respID, date, fields, "application/http;msgtype=response",
-			ex.ResponseHead, ex.Body, ex.PayloadDigest, w.opts.GzipLevel)
+	if len(ex.Response) > 0 {
+		err = b.rawResponse(ex, of, respID, date, fields, w.opts.GzipLevel)
 	} else {
-		digest := ex.PayloadDigest
-		if digest == "" {
-			digest = PayloadDigest(ex.Body)
+		if ex.Truncated != "" {
+			fields = append(fields, warcField{"WARC-Truncated", ex.Truncated})
 		}
-		err = b.recordDigest("revisit", respID, date, of.fields(fields), "application/http;msgtype=response",
-			ex.ResponseHead, nil, digest, w.opts.GzipLevel)
+		if of == nil {
+			err = b.recordDigest("response", respID, date, fields, "application/http;msgtype=response",
+				ex.ResponseHead, ex.Body, ex.PayloadDigest, w.opts.GzipLevel)
+		} else {
+			digest := ex.PayloadDigest
+			if digest == "" {
+				digest = PayloadDigest(ex.Body)
+			}
+			err = b.recordDigest("revisit", respID, date, of.fields(fields), "application/http;msgtype=response",
+				ex.ResponseHead, nil, digest, w.opts.GzipLevel)
+		}
 	}
 	if err != nil {
 		return WARCRef{}, err
@@ -483,8 +517,10 @@ func (ex *Exchange) validate() error {
 		return fmt.Errorf("%w: IP %q contains white space", ErrInvalidExchange, ex.IP)
 	case len(bytes.TrimSpace(ex.RequestHead)) == 0:
 		return fmt.Errorf("%w: empty request head", ErrInvalidExchange)
-	case len(bytes.TrimSpace(ex.ResponseHead)) == 0:
-		return fmt.Errorf("%w: empty response head", ErrInvalidExchange)
+	case len(ex.Response) == 0 && len(bytes.TrimSpace(ex.ResponseHead)) == 0:
+		return fmt.Errorf("%w: no response", ErrInvalidExchange)
+	case strings.ContainsAny(ex.ResponseID, "\r\n \t"):
+		return fmt.Errorf("%w: response record id %q contains white space", ErrInvalidExchange, ex.ResponseID)
 	}
 	switch ex.Truncated {
 	case "", "length", "time", "disconnect", "unspecified":
@@ -534,7 +570,55 @@ func (b *recordBuilder) recordDigest(typ, id string, date time.Time, fields []wa
 	if httpHead != nil {
 		// Clip: never write into the spare capacity of the caller's slice.
 		httpHead = append(slices.Clip(bytes.TrimRight(httpHead, "\r\n")), "\r\n\r\n"...)
+		if digest == "" {
+			digest = PayloadDigest(payload)
+		}
+		if level != gzip.NoCompression && precompressed(httpHead) {
+			// A PNG, a video, a gzip-encoded body: deflate would spend
+			// its CPU to gain nothing. Store it (still one gzip member).
+			level = gzip.NoCompression
+		}
 	}
+	return b.recordBlock(typ, id, date, fields, contentType, httpHead, payload, digest, level)
+}
+
+// rawResponse appends the response record of ex.Response, whose block is
+// those bytes, or, when of is set, a revisit record whose block is the
+// bytes before the payload.
+func (b *recordBuilder) rawResponse(ex *Exchange, of *Revisit, id string, date time.Time, fields []warcField, level int) error {
+	raw := ex.Response
+	var r HTTPResponse
+	digest := ex.PayloadDigest
+	if digest == "" {
+		r, _ = ParseResponse(raw)
+		digest = r.PayloadDigest
+	} else {
+		r, _ = parseResponse(raw, nil)
+	}
+	// An unparsable response is archived all the same: its digest is
+	// over what ParseResponse found.
+	trunc := ex.Truncated
+	if trunc == "" && r.Cut {
+		trunc = "unspecified"
+	}
+	if trunc != "" {
+		fields = append(fields, warcField{"WARC-Truncated", trunc})
+	}
+	if level != gzip.NoCompression && precompressed(raw[r.HeadStart:r.BodyStart]) {
+		level = gzip.NoCompression
+	}
+	if of != nil {
+		return b.recordBlock("revisit", id, date, of.fields(fields), "application/http;msgtype=response",
+			raw[:r.BodyStart], nil, digest, level)
+	}
+	return b.recordBlock("response", id, date, fields, "application/http;msgtype=response",
+		raw, nil, digest, level)
+}
+
+// recordBlock appends one gzip member holding a record whose block is a
+// followed by c, with a WARC-Payload-Digest field when digest is set.
+func (b *recordBuilder) recordBlock(typ, id string, date time.Time, fields []warcField, contentType string, a, c []byte, digest string, level int) error {
+	httpHead, payload := a, c
 	block := sha1.New()
 	block.Write(httpHead)
 	block.Write(payload)
@@ -555,14 +639,9 @@ func (b *recordBuilder) recordDigest(typ, id string, date time.Time, fields []wa
 	h = append(h, "WARC-Block-Digest: "...)
 	h = appendDigest(h, block.Sum(sum[:0]))
 	h = append(h, "\r\n"...)
-	if httpHead != nil {
+	if digest != "" {
 		h = append(h, "WARC-Payload-Digest: "...)
-		if digest != "" {
-			h = append(h, digest...)
-		} else {
-			sum = sha1.Sum(payload)
-			h = appendDigest(h, sum[:])
-		}
+		h = append(h, digest...)
 		h = append(h, "\r\n"...)
 	}
 	h = append(h, "Content-Type: "...)
@@ -573,11 +652,6 @@ func (b *recordBuilder) recordDigest(typ, id string, date time.Time, fields []wa
 	b.head = h
 
 	const end = "\r\n\r\n"
-	if level != gzip.NoCompression && httpHead != nil && precompressed(httpHead) {
-		// A PNG, a video, a gzip-encoded body: deflate would spend its
-		// CPU to gain nothing. Store it (still one gzip member).
-		level = gzip.NoCompression
-	}
 	if level == gzip.NoCompression {
 		b.out.b = appendStoredGzip(b.out.b, h, httpHead, payload, []byte(end))
 		return nil
@@ -627,6 +701,10 @@ func PayloadDigest(body []byte) string {
 func appendDigest(dst, sum []byte) []byte {
 	return base32.StdEncoding.AppendEncode(append(dst, "sha1:"...), sum)
 }
+
+// NewRecordID returns a new WARC-Record-ID: a random (version 4) UUID URN
+// in angle brackets.
+func NewRecordID() (string, error) { return newRecordID() }
 
 // newRecordID returns a random (version 4) UUID URN in angle brackets.
 func newRecordID() (string, error) {

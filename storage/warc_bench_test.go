@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +13,9 @@ import (
 
 // BenchmarkWARCWrite measures WARC output for a typical HTML page (about
 // 20 KB of markup) at the default gzip level and at level 1, from parallel
-// goroutines as the crawler's workers call it:
+// goroutines as the crawler's workers call it; "default" and "level1"
+// write an exchange in the ResponseHead and Body form, "raw-" the same page
+// as the bytes a server sent (Response), with Content-Length or chunked:
 //
 //	go test -run '^$' -bench 'BenchmarkWARCWrite|BenchmarkCrawlLogWrite' ./storage/
 func BenchmarkWARCWrite(b *testing.B) {
@@ -29,10 +32,29 @@ func BenchmarkWARCWrite(b *testing.B) {
 		ResponseHead: ResponseHead("", 200, http.Header{"Content-Type": {"text/html; charset=utf-8"}}, len(body)),
 		Body:         body,
 	}
+	rawHead := "HTTP/1.1 200 OK\r\nServer: nginx\r\nDate: Sat, 28 Nov 2026 06:00:00 GMT\r\nContent-Type: text/html; charset=utf-8\r\n"
+	raw := *ex
+	raw.Response = []byte(rawHead + "Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + string(body))
+	chunked := *ex
+	var cb strings.Builder
+	cb.WriteString(rawHead + "Transfer-Encoding: chunked\r\n\r\n")
+	for p := body; len(p) > 0; {
+		n := min(len(p), 8192)
+		fmt.Fprintf(&cb, "%x\r\n%s\r\n", n, p[:n])
+		p = p[n:]
+	}
+	cb.WriteString("0\r\n\r\n")
+	chunked.Response = []byte(cb.String())
 	for _, c := range []struct {
 		name  string
 		level int
-	}{{"default", gzip.DefaultCompression}, {"level1", gzip.BestSpeed}} {
+		ex    *Exchange
+	}{
+		{"default", gzip.DefaultCompression, ex}, {"level1", gzip.BestSpeed, ex},
+		{"raw-default", gzip.DefaultCompression, &raw}, {"raw-level1", gzip.BestSpeed, &raw},
+		{"raw-chunked-level1", gzip.BestSpeed, &chunked},
+	} {
+		ex := c.ex
 		b.Run(c.name, func(b *testing.B) {
 			w, err := NewWARCWriter(b.TempDir(), WARCOptions{GzipLevel: c.level})
 			if err != nil {
@@ -95,5 +117,47 @@ func BenchmarkCrawlLogWrite(b *testing.B) {
 func reportCPU(b *testing.B, cpu0 int64) {
 	if cpu1 := processCPU(); cpu0 >= 0 && cpu1 >= 0 {
 		b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
+	}
+}
+
+// BenchmarkPayloadDigest compares the crawl's digest of a 20 KB page
+// before the archive held raw responses (PayloadDigest of the decoded body)
+// with ResponsePayloadDigest of the response as received:
+//
+//	go test -run '^$' -bench 'BenchmarkPayloadDigest' ./storage/
+func BenchmarkPayloadDigest(b *testing.B) {
+	var page strings.Builder
+	for i := 0; page.Len() < 20<<10; i++ {
+		fmt.Fprintf(&page, "<p><a href=\"/section/%d/page-%d.html\">Article %d about crawling</a> with some text.</p>\n", i%37, i, i)
+	}
+	body := page.String()
+	head := "HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Type: text/html; charset=utf-8\r\n"
+	var chunked strings.Builder
+	chunked.WriteString(head + "Transfer-Encoding: chunked\r\n\r\n")
+	for p := body; len(p) > 0; {
+		n := min(len(p), 8192)
+		fmt.Fprintf(&chunked, "%x\r\n%s\r\n", n, p[:n])
+		p = p[n:]
+	}
+	chunked.WriteString("0\r\n\r\n")
+	decoded := []byte(body)
+	withLength := []byte(head + "Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body)
+	withChunks := []byte(chunked.String())
+	for _, c := range []struct {
+		name   string
+		digest func() string
+	}{
+		{"decoded-body", func() string { return PayloadDigest(decoded) }},
+		{"raw-length", func() string { d, _ := ResponsePayloadDigest(withLength); return d }},
+		{"raw-chunked", func() string { d, _ := ResponsePayloadDigest(withChunks); return d }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				if c.digest() == "" {
+					b.Fatal("no digest")
+				}
+			}
+		})
 	}
 }

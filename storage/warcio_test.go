@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // warcioVersion is the warcio.js release the independent-reader test was
@@ -66,6 +67,9 @@ type warcioRecord struct {
 	HTTP        map[string]string `json:"http"`
 	PayloadSHA1 string            `json:"payload_sha1"`
 	PayloadLen  int               `json:"payload_len"`
+	EntitySHA1  string            `json:"entity_sha1"`
+	EntityLen   int               `json:"entity_len"`
+	FinalStatus int               `json:"final_status"`
 	BlockSHA1   string            `json:"block_sha1"`
 	BlockLen    int               `json:"block_len"`
 }
@@ -102,6 +106,24 @@ func testWARCWarcio(t *testing.T, prefix string, level int) {
 			if _, err := w.WriteRevisit(&again, Revisit{TargetURI: ex.TargetURI, Date: ex.Date, RecordID: ref.ResponseID}); err != nil {
 				t.Fatal(err)
 			}
+		}
+	}
+	// Responses as servers wrote them, and revisits of them.
+	warcioDiffers := map[string]string{} // target URI -> why
+	for _, fx := range rawFixtures() {
+		ex := &Exchange{TargetURI: "http://raw.example/" + strings.ReplaceAll(fx.name, " ", "-"),
+			RequestHead: []byte("GET / HTTP/1.1\r\nHost: raw.example\r\n\r\n"), Response: []byte(fx.raw)}
+		ref, err := w.Write(ex)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fx.warcio != "" {
+			warcioDiffers[ex.TargetURI] = fx.warcio
+		}
+		again := *ex
+		again.TargetURI += "-again"
+		if _, err := w.WriteRevisit(&again, Revisit{TargetURI: ex.TargetURI, Date: time.Now(), RecordID: ref.ResponseID}); err != nil {
+			t.Fatal(err)
 		}
 	}
 	// A PNG larger than one stored block: written without compression.
@@ -155,7 +177,7 @@ func testWARCWarcio(t *testing.T, prefix string, level int) {
 	}
 	for i, j := range js {
 		g := goRecs[i]
-		where := fmt.Sprintf("%s record %d (%s)", goFiles[i], i, g.Header.Get("WARC-Type"))
+		where := fmt.Sprintf("%s record %d (%s %s)", goFiles[i], i, g.Header.Get("WARC-Type"), g.Header.Get("WARC-Target-URI"))
 		if j.File != goFiles[i] || j.Offset != g.Offset {
 			t.Errorf("%s: warcio at %s:%d, Go at %d", where, j.File, j.Offset, g.Offset)
 		}
@@ -182,21 +204,38 @@ func testWARCWarcio(t *testing.T, prefix string, level int) {
 		if j.Type != "request" && j.Type != "response" {
 			continue
 		}
-		head, payload, _ := HTTPPayload(g.Block)
-		if j.PayloadSHA1 != g.Header.Get("WARC-Payload-Digest") || j.PayloadLen != len(payload) {
-			t.Errorf("%s: warcio payload %s (%d bytes), header %s (%d bytes)", where, j.PayloadSHA1, j.PayloadLen, g.Header.Get("WARC-Payload-Digest"), len(payload))
+		// warcio's bytes after the first HTTP head, and its entity (1xx
+		// skipped, chunks joined): the latter is WARC-Payload-Digest.
+		if why := warcioDiffers[g.Header.Get("WARC-Target-URI")]; why != "" && j.Type == "response" {
+			t.Logf("%s: warcio.js's payload not compared: %s", where, why)
+			continue
 		}
-		first, _, _ := strings.Cut(string(head), "\r\n")
-		if j.StatusLine != first {
+		head, payload, _ := HTTPPayload(g.Block)
+		if j.PayloadSHA1 != sha1Digest(payload) || j.PayloadLen != len(payload) {
+			t.Errorf("%s: warcio payload %s (%d bytes), want %s (%d bytes)", where, j.PayloadSHA1, j.PayloadLen, sha1Digest(payload), len(payload))
+		}
+		if j.EntitySHA1 != g.Header.Get("WARC-Payload-Digest") {
+			t.Errorf("%s: warcio entity %s (%d bytes), header %s", where, j.EntitySHA1, j.EntityLen, g.Header.Get("WARC-Payload-Digest"))
+		}
+		first, _, _ := strings.Cut(string(g.Block), "\n")
+		if first = strings.TrimSuffix(first, "\r"); j.StatusLine != first {
 			t.Errorf("%s: warcio status line %q, want %q", where, j.StatusLine, first)
 		}
 		if j.Type == "response" {
 			resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(head)), nil)
 			if err != nil {
-				t.Fatalf("%s: Go cannot parse the response head: %v", where, err)
+				t.Logf("%s: Go cannot parse the response head (%v): a raw fixture", where, err)
+				continue
 			}
 			for k := range resp.Header {
-				if got := j.HTTP[strings.ToLower(k)]; got != resp.Header.Get(k) && j.HTTP[k] != resp.Header.Get(k) {
+				var got string
+				for name, v := range j.HTTP {
+					if strings.EqualFold(name, k) {
+						got = v
+					}
+				}
+				// warcio keeps the last of repeated fields, or joins them.
+				if vs := resp.Header[k]; got != vs[0] && got != vs[len(vs)-1] && got != strings.Join(vs, ", ") {
 					t.Errorf("%s: warcio HTTP %s = %q, want %q", where, k, got, resp.Header.Get(k))
 				}
 			}

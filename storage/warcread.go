@@ -296,9 +296,12 @@ func (r *WARCReader) readRecord() (*WARCRecord, error) {
 	return rec, nil
 }
 
-// HTTPPayload splits the block of a request or response record into the
-// HTTP head (up to and including the blank line) and the payload. ok is
-// false when the block has no blank line.
+// HTTPPayload splits the block of a request or response record at its
+// first blank line (CRLF CRLF) into the HTTP head and the bytes after it. ok
+// is false when the block has none. For a response record holding the
+// response as received, those bytes are the body as sent, chunked or
+// gzip'd as it may be: ResponsePayload removes the chunked coding, and
+// skips 1xx interim responses.
 func HTTPPayload(block []byte) (head, payload []byte, ok bool) {
 	i := bytes.Index(block, []byte("\r\n\r\n"))
 	if i < 0 {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"log/slog"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -37,35 +36,26 @@ func (f *fakeProcs) got() []int {
 }
 
 func TestStartCPUs(t *testing.T) {
-	log := slog.New(slog.DiscardHandler)
 	for _, tc := range []struct {
 		name       string
 		cpus       int
-		envProcs   string // GOMAXPROCS in the environment
-		procs      int    // the setting found
+		procs      int // the setting found
 		wantCalls  []int
-		wantProcs  int // the setting after stop
 		noSetFuncs bool
 	}{
 		{name: "fixed", cpus: 3, procs: 8, wantCalls: []int{3, 8}},
-		{name: "all cores", cpus: -1, procs: 8},
-		// 0 reads the setting, the governor starts at one P and, stopped,
-		// restores it.
-		{name: "adapting", cpus: 0, procs: 8, wantCalls: []int{0, 1, 8}},
-		{name: "one core: nothing to adapt", cpus: 0, procs: 1, wantCalls: []int{0}},
-		{name: "GOMAXPROCS set", cpus: 0, envProcs: "2", procs: 2},
-		{name: "GOMAXPROCS set, --cpus wins", cpus: 3, envProcs: "2", procs: 2, wantCalls: []int{3, 2}},
+		{name: "Go's default", cpus: 0, procs: 8},
+		{name: "all cores, as older configurations say", cpus: -1, procs: 8},
 		{name: "in-process tests", cpus: 3, procs: 8, noSetFuncs: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv("GOMAXPROCS", tc.envProcs)
 			f := &fakeProcs{procs: tc.procs}
 			set := f.set
 			if tc.noSetFuncs {
 				set = nil
 			}
-			stop := startCPUs(context.Background(), tc.cpus, set, log)
-			stop()
+			restore := startCPUs(tc.cpus, set)
+			restore()
 			if got := f.got(); !slices.Equal(got, tc.wantCalls) {
 				t.Errorf("settings %v, want %v", got, tc.wantCalls)
 			}

@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"strings"
 	"sync"
@@ -72,6 +74,9 @@ func crawlFlags(fs *flag.FlagSet, c *crawlCommand) {
 	fs.IntVar(&l.MaxSegmentRepeats, "max-segment-repeats", frontier.DefaultMaxSegmentRepeats, "trap limit: most times one path segment may occur in a URL followed, as in /a/a/a/ (-1: no limit)")
 	fs.IntVar(&l.MaxHostURLs, "max-host-urls", frontier.DefaultMaxHostURLs, "per-host budget: most URLs of one host queued per run (-1: no limit)")
 	fs.IntVar(&l.MaxChildren, "max-children", frontier.DefaultMaxChildren, "trap limit: most distinct children (next path segment, or query of a path) one URL prefix may gain per run; raise it for sites with bigger directories (-1: no limit)")
+	// The duplicate filter holds normalized URLs: a resumed crawl must
+	// normalize as the first run did.
+	normalizeFlags(fs, &o.Normalize, "; keep it the same when resuming")
 	f := &o.Fetch
 	fs.StringVar(&f.UserAgent, "user-agent", fetch.DefaultUserAgent, "User-Agent header; its product token is matched against robots.txt")
 	fs.BoolVar(&f.AllowPrivate, "allow-private", false, "allow connecting to loopback, private and link-local addresses (local sites, tests)")
@@ -92,6 +97,8 @@ func crawlFlags(fs *flag.FlagSet, c *crawlCommand) {
 	durationVar(fs, &r.Backoff, "retry-backoff", crawl.DefaultRetryBackoff, "wait before the first retry, doubled for each further one, with jitter (-1: only the host's delay)")
 	durationVar(fs, &r.MaxBackoff, "max-retry-backoff", crawl.DefaultMaxBackoff, "cap on the wait before a retry (-1: no cap)")
 	durationVar(fs, &r.MaxRetryAfter, "max-retry-after", crawl.DefaultMaxRetryAfter, "cap on the wait a response's Retry-After asks for (-1: no cap)")
+	durationVar(fs, &o.RobotsWait, "robots-wait", crawl.DefaultRobotsWait, "how long a site's URLs wait for its robots.txt while it answers 5xx or 429 or does not answer (the site is taken as fully disallowed meanwhile, RFC 9309; robots.txt is fetched again after --retry-backoff, doubling, or its Retry-After), without spending their own retries; then they are logged as robots-unavailable. In Redis mode each wait spends a retry (-1: no wait)")
+	fs.BoolVar(&o.RetryFailed, "retry-failed", false, "on resume, queue again every URL whose last attempt failed (fetch errors, HTTP 4xx/5xx, robots-unavailable, permanent failures); seeds given again are queued again when they failed, with or without it (local mode)")
 	fs.Uint64Var(&o.ExpectedURLs, "expected-urls", crawl.DefaultExpectedURLs, "URLs the duplicate filter is first sized for (fixed when the crawl starts): with --fp-target it sets the filter's memory, 17.5 bits per URL at 0.1% (22 MB per 10M URLs; in Redis mode 21.7, for about half the probes per URL: docs/DISTRIBUTED.md); past it the filter adds a generation twice as large, so its memory follows the URLs (with --filter-growth=false the false-positive rate climbs instead)")
 	fs.Float64Var(&o.FalsePositiveRate, "fp-target", crawl.DefaultFalsePositiveRate, "false-positive rate the duplicate filter keeps: the share of new URLs taken for seen and skipped. A growing filter keeps its compound rate within it however many URLs arrive (its first generation gets half of it, the next a quarter, ...); a fixed one (--filter-growth=false) meets it at --expected-urls. It also sets the hashes per layer; progress warns above it")
 	negatedVar(fs, &o.FixedFilter, "filter-growth", "let the duplicate filter grow (a scalable Bloom filter, Almeida et al. 2007): each time its newest generation holds the URLs it was sized for, add one twice as large at half the rate. =false keeps one filter sized for --expected-urls: 11% less memory at 0.1% (15.7 bits per URL), but past --expected-urls new URLs are increasingly dropped as false positives. Fixed when the crawl starts")
@@ -118,8 +125,26 @@ func crawlFlags(fs *flag.FlagSet, c *crawlCommand) {
 	durationVar(fs, &c.redis.Heartbeat, "redis-heartbeat", 0, "with --redis: how often a worker renews its liveness, which lasts 3 beats; a worker whose liveness expired (killed, stopped) has its hosts taken back by the others at their next beat, however long --redis-lease is; -1 for no heartbeat (default 2s)")
 }
 
+// crawlExitStatus documents the exit status of "crawler crawl" in its -h.
+const crawlExitStatus = `
+Exit status:
+  0  the crawl ran and fetched what it could (some URLs may have failed: see
+     the summary and crawl.log.jsonl), or was interrupted with its state saved
+  1  the crawl failed (a disk, Redis or archive error); the state is kept
+  2  usage or state error: bad flags or options, no seeds on a fresh --out,
+     a state directory that cannot be resumed
+  4  no seed could be fetched at all (as wget's 4): stderr names the first
+     seed, why, and the fix where there is one. Running the same command
+     again retries the failed seeds; --retry-failed retries every failed URL
+`
+
 func runCrawl(ctx context.Context, e env, args []string) (err error) {
 	fs := newFlagSet(e, "crawl", "[flags] [URL...]")
+	usage := fs.Usage
+	fs.Usage = func() {
+		usage()
+		fmt.Fprint(fs.Output(), crawlExitStatus)
+	}
 	var c crawlCommand
 	crawlFlags(fs, &c)
 	fs.String("config", "", "TOML file of flag values (keys are flag names; urls = [...] for seeds); flags given here override it")
@@ -173,18 +198,18 @@ func runCrawl(ctx context.Context, e env, args []string) (err error) {
 		}
 		defer func() { err = errors.Join(err, stop()) }()
 	}
+	if len(urls) == 0 && o.Redis == nil && !stateExists(o) {
+		return fmt.Errorf("%w: no seeds: give URLs as arguments, or --seeds FILE", errUsage)
+	}
 	cr, err := crawl.New(*o)
-	if errors.Is(err, crawl.ErrInvalidOptions) {
+	if errors.Is(err, crawl.ErrInvalidOptions) || errors.Is(err, crawl.ErrCorruptState) {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, cr.Close()) }()
-	if len(urls) == 0 && !cr.Resumed() && o.Redis == nil {
-		return fmt.Errorf("%w: no seeds: give URLs as arguments, or --seeds FILE", errUsage)
-	}
-	defer startCPUs(ctx, c.cpus, e.gomaxprocs, o.Logger)()
+	defer startCPUs(c.cpus, e.gomaxprocs)()
 	p := newProgress(e.stderr, stderr, cr)
 	if c.monitor.logFormat == "json" {
 		p.log = o.Logger
@@ -202,12 +227,16 @@ func runCrawl(ctx context.Context, e env, args []string) (err error) {
 	stopProgress()
 	wg.Wait()
 	interrupted := err != nil && ctx.Err() != nil && errors.Is(err, context.Cause(ctx))
-	if err != nil && !interrupted {
+	noSeed := errors.Is(err, crawl.ErrNoSeedFetched)
+	if err != nil && !interrupted && !noSeed {
 		o.Logger.Error("crawl failed", "err", err)
 		return err
 	}
 	logSummary(o.Logger, cr, interrupted)
-	printSummary(e.stdout, cr, interrupted)
+	printSummary(e.stdout, cr, interrupted, noSeed)
+	if noSeed {
+		return &noSeedError{err: err}
+	}
 	return nil
 }
 
@@ -253,6 +282,57 @@ func (c *crawlCommand) applyNetFlags(logger *slog.Logger) error {
 	}
 	f.TLSConfig = cfg
 	return nil
+}
+
+// stateExists reports whether the local crawl's state directory holds a
+// crawl to resume, so that a command line without seeds is refused before
+// anything is created.
+func stateExists(o *crawl.Options) bool {
+	dir := o.StateDir
+	if dir == "" {
+		dir = filepath.Join(o.Dir, "state")
+	}
+	entries, err := os.ReadDir(dir)
+	return err == nil && len(entries) > 0
+}
+
+// noSeedError is a crawl that fetched no seed: its message is one line,
+// the cause and the fix where there is one.
+type noSeedError struct{ err error }
+
+func (e *noSeedError) Error() string {
+	msg := e.err.Error()
+	var ns *crawl.NoSeedFetchedError
+	if errors.As(e.err, &ns) {
+		// The command's prefix names the crawl already.
+		msg = fmt.Sprintf("no seed could be fetched: %s: %s", ns.URL, ns.Detail)
+		if ns.Seeds > 1 {
+			msg += fmt.Sprintf(" (and %d more seeds failed)", ns.Seeds-1)
+		}
+	}
+	if fix := noSeedFix(e.err); fix != "" {
+		msg += ": " + fix
+	}
+	return msg
+}
+
+func (e *noSeedError) Unwrap() error { return e.err }
+
+// noSeedFix says how to fix what kept the seeds from being fetched, if
+// the command line can.
+func noSeedFix(err error) string {
+	var blocked *fetch.BlockedAddressError
+	var dnsErr *net.DNSError
+	var ns *crawl.NoSeedFetchedError
+	switch {
+	case errors.As(err, &blocked):
+		return "pass --allow-private to crawl local sites"
+	case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
+		return "check the host name"
+	case errors.As(err, &ns) && ns.Reason == "robots-unavailable":
+		return "its robots.txt did not answer within --robots-wait; try again later or raise --robots-wait"
+	}
+	return ""
 }
 
 // parseCrawlArgs applies the --config file, if any, then the command line
@@ -334,7 +414,7 @@ func readSeeds(path string, nopts urlnorm.Options) ([]string, error) {
 }
 
 // printSummary prints the end-of-run report.
-func printSummary(w io.Writer, cr *crawl.Crawler, interrupted bool) {
+func printSummary(w io.Writer, cr *crawl.Crawler, interrupted, noSeed bool) {
 	s := cr.Stats()
 	o := cr.Options()
 	elapsed := time.Since(s.Started)
@@ -345,6 +425,8 @@ func printSummary(w io.Writer, cr *crawl.Crawler, interrupted bool) {
 		state = "interrupted: entries this worker had out go to another worker when their lease expires"
 	case interrupted:
 		state = "interrupted: state saved, rerun with the same --state to resume"
+	case noSeed:
+		state = "finished: no seed could be fetched (see crawl.log.jsonl)"
 	case o.MaxPages > 0 && s.Pages >= uint64(o.MaxPages):
 		state = "finished: --max-pages reached"
 	case redis:
@@ -359,12 +441,17 @@ func printSummary(w io.Writer, cr *crawl.Crawler, interrupted bool) {
 	fmt.Fprintf(w, "crawl %s\n", state)
 	fmt.Fprintf(w, "  pages fetched     %d %s in %v (%.1f pages/s); %d in all\n",
 		f.Fetched, who, elapsed.Round(time.Millisecond), float64(f.Fetched)/elapsed.Seconds(), s.Pages)
-	fmt.Fprintf(w, "  errors            %d fetch failures, %d HTTP 4xx/5xx; %d URLs disallowed by robots.txt, %d refused as their robots.txt was unreachable\n",
-		f.FetchErrors, f.HTTPErrors, f.RobotsDisallowed, f.RobotsUnavailable)
-	if o.Retry.MaxRetries > 0 && !redis {
+	fmt.Fprintf(w, "  errors            %d failed fetch attempts, %d HTTP 4xx/5xx; %d URLs disallowed by robots.txt, %d given up as their robots.txt did not answer within --robots-wait %v\n",
+		f.FetchErrors, f.HTTPErrors, f.RobotsDisallowed, f.RobotsUnavailable, o.RobotsWait)
+	if p := f.Permanent; p.Total() > 0 {
+		fmt.Fprintf(w, "  failed for good   %d URLs: %d refused addresses (--allow-private), %d TLS certificates, %d names not found, %d unsupported schemes, %d malformed URLs\n",
+			p.Total(), p.BlockedAddress, p.TLS, p.DNSNotFound, p.UnsupportedScheme, p.MalformedURL)
+	}
+	if o.Retry.MaxRetries > 0 {
 		fmt.Fprintf(w, "  retries           %d failed attempts retried, %d URLs still failing after --max-retries %d, %d waiting for a retry\n",
 			f.Retried, f.RetriesExhausted, o.Retry.MaxRetries, s.Retrying)
-		fmt.Fprintf(w, "  slowed down       %d hosts after %d answers 429 or 503 (%d still slowed)\n", s.EverSlowed, s.Throttled, s.Slowed)
+		fmt.Fprintf(w, "  slowed down       %d times after %d answers 429 or 503 (a host that recovers and is slowed again counts again); %d hosts still slowed\n",
+			s.EverSlowed, s.Throttled, s.Slowed)
 	}
 	fmt.Fprintf(w, "  truncated         %d bodies cut at --max-body-size %d, %d by --fetch-timeout %v, %d by a disconnect\n",
 		f.TruncatedLength, o.Fetch.MaxBodySize, f.TruncatedTime, o.Fetch.FetchTimeout, f.TruncatedLost)
@@ -493,6 +580,9 @@ func (p *progress) line() string {
 	line := fmt.Sprintf("pages %d (%.1f/s) queued %d hosts %d in-flight %d errors %d", s.Pages, rate, s.Queued, s.Hosts, s.InFlight, errs)
 	if s.Retrying > 0 {
 		line += fmt.Sprintf(" retrying %d", s.Retrying)
+	}
+	if n := s.Fetch.RobotsWaiting; n > 0 {
+		line += fmt.Sprintf(" waiting-for-robots.txt %d sites", n)
 	}
 	if s.Slowed > 0 {
 		line += fmt.Sprintf(" slowed %d", s.Slowed)

@@ -374,8 +374,8 @@ func TestCrawlCorruptState(t *testing.T) {
 			}
 			tc.corrupt(t, filepath.Join(out, "state"))
 			code, _, stderr := runCrawler(t, context.Background(), args...)
-			if code != 1 || !strings.Contains(stderr, tc.want) {
-				t.Errorf("crawl on corrupt state exited %d, stderr %q; want 1 and %q", code, stderr, tc.want)
+			if code != exitUsage || !strings.Contains(stderr, tc.want) {
+				t.Errorf("crawl on corrupt state exited %d, stderr %q; want %d and %q", code, stderr, exitUsage, tc.want)
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,17 +15,37 @@ import (
 	"github.com/layercrawl/layercrawl/urlnorm"
 )
 
-// runExperiment dispatches "crawler experiment <kind>"; the only kind is fp.
+// experimentKinds lists the kinds of "crawler experiment", in the order its
+// help prints them.
+var experimentKinds = []struct{ name, synopsis, summary string }{
+	{"fp", "--urls FILE[,FILE...] [flags]", "replay URL sets through the classic and multi-layer Bloom filters; write fp.csv, plots of false positives and timings, and report.md"},
+	{"plot", "--csv fp.csv [--out DIR]", "redraw the plots of a finished fp run from its fp.csv"},
+	{"similarity", "--warc FILE|DIR[,...] [flags]", "compare the near-duplicate methods of package neardup on pages read from WARC files"},
+}
+
+// experimentUsage prints the kinds of experiment and how to get their flags.
+func experimentUsage(w io.Writer) {
+	fmt.Fprintln(w, "Usage: crawler experiment <kind> [flags]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Kinds:")
+	for _, k := range experimentKinds {
+		fmt.Fprintf(w, "  %-11s %s\n", k.name, k.summary)
+		fmt.Fprintf(w, "  %-11s crawler experiment %s %s\n", "", k.name, k.synopsis)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, `Run "crawler experiment <kind> -h" for the flags of one kind.`)
+}
+
+// runExperiment dispatches "crawler experiment <kind>".
 func runExperiment(ctx context.Context, e env, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
-		fs := newFlagSet(e, "experiment", "fp --urls FILE[,FILE...] [flags] | similarity --warc DIR[,DIR...] [flags] | plot --csv fp.csv [--out DIR]")
-		fs.Usage()
-		if len(args) == 0 {
-			return fmt.Errorf("%w: missing experiment kind (fp)", errUsage)
-		}
-		return flag.ErrHelp
+	if len(args) == 0 {
+		experimentUsage(e.stderr)
+		return fmt.Errorf("%w: missing experiment kind (fp, plot or similarity)", errUsage)
 	}
 	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		experimentUsage(e.stdout)
+		return flag.ErrHelp
 	case "fp":
 		return runExperimentFP(ctx, e, args[1:])
 	case "plot":
@@ -32,7 +53,7 @@ func runExperiment(ctx context.Context, e env, args []string) error {
 	case "similarity":
 		return runExperimentSimilarity(ctx, e, args[1:])
 	}
-	return fmt.Errorf("%w: unknown experiment %q (want fp, similarity or plot)", errUsage, args[0])
+	return fmt.Errorf("%w: unknown experiment %q (want fp, plot or similarity)", errUsage, args[0])
 }
 
 // runExperimentPlot redraws the plots of a finished run from its fp.csv.
@@ -83,7 +104,7 @@ func runExperimentFP(ctx context.Context, e env, args []string) error {
 	ns := fs.String("n", "", "comma-separated numbers of URLs to insert (default: five evenly spaced values up to all)")
 	layers := fs.Int("layers", mlbf.DefaultLayers, "L, filter layers (the integrity layer comes on top)")
 	hashes := fs.Int("hashes", mlbf.DefaultHashes, "k, hash functions per layer")
-	bits := fs.Uint64("bits", mlbf.DefaultBitsPerLayer, "m, bits of the classic filter and of each paper-MLBF layer")
+	bits := fs.Uint64("bits", 0, fmt.Sprintf("m, bits of the classic filter and of each paper-MLBF layer. 0: sized from the dataset, so that bf (k = --hashes) reaches a %g%% false-positive rate at the largest n measured: m = -k·n / ln(1 - 0.01^(1/k)), about 12.4 bits per URL at k = 3 (the paper's m, %d, is that for about 1.36 million URLs)", 100*experiments.DatasetFPRate, mlbf.DefaultBitsPerLayer))
 	seed := fs.Uint64("seed", 1, "seed of the insertion order and of the holdout split")
 	order := fs.String("order", "shuffle", "insertion order: shuffle (seeded) or input")
 	holdout := fs.Int("holdout", 0, "URLs held out for the holdout workload (default min(100000, distinct/10); -1 for none)")

@@ -11,7 +11,7 @@ import (
 
 // runExperimentSimilarity runs "crawler experiment similarity": the
 // near-duplicate methods of package neardup compared on pages read from
-// WARC files (issue 14).
+// WARC files.
 func runExperimentSimilarity(ctx context.Context, e env, args []string) error {
 	fs := newFlagSet(e, "experiment similarity", "--warc FILE|DIR[,...] [flags]")
 	warc := fs.String("warc", "", "comma-separated WARC files or directories (searched for *.warc.gz), e.g. the warc/ of a crawl")

@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/layercrawl/layercrawl/experiments"
+	"github.com/layercrawl/layercrawl/mlbf"
 )
 
 func runCmd(stdin string, args ...string) (code int, stdout, stderr string) {
@@ -95,6 +99,47 @@ func TestExperimentFP(t *testing.T) {
 	}
 }
 
+// TestExperimentFPSizedFromDataset runs fp without --bits on a set far
+// smaller than the paper's: m comes from the data, so the classic filter's
+// expected rate at the largest n is experiments.DatasetFPRate, not ~0.
+func TestExperimentFPSizedFromDataset(t *testing.T) {
+	var b strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&b, "http://h%d.example/p/%d\n", i%30, i)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	code, _, stderr := runCmd(b.String(), "experiment", "fp", "--urls", "-", "--out", out,
+		"--structures", "bf", "--progress=false", "--bits-per-url", "none")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	f, err := os.Open(filepath.Join(out, "fp.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := experiments.ReadCSV(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	maxN := 0
+	for _, r := range rows {
+		maxN = max(maxN, r.N)
+	}
+	want := experiments.BitsForDataset(maxN, mlbf.DefaultHashes)
+	if !strings.Contains(stderr, fmt.Sprintf("m = %d bits per layer, sized from the dataset", want)) {
+		t.Errorf("stderr does not give m = %d:\n%s", want, stderr)
+	}
+	for _, r := range rows {
+		if r.BitsTotal != want {
+			t.Errorf("bf at n = %d: %d bits, want %d", r.N, r.BitsTotal, want)
+		}
+		if r.N == maxN && math.Abs(r.TheoryFPRate-experiments.DatasetFPRate) > 0.001 {
+			t.Errorf("bf at n = %d: expected rate %v, want about %v", r.N, r.TheoryFPRate, experiments.DatasetFPRate)
+		}
+	}
+}
+
 func TestExperimentUsage(t *testing.T) {
 	tests := []struct {
 		args     []string
@@ -103,6 +148,10 @@ func TestExperimentUsage(t *testing.T) {
 	}{
 		{[]string{"experiment"}, 2, "missing experiment kind"},
 		{[]string{"experiment", "-h"}, 0, "Usage: crawler experiment"},
+		{[]string{"experiment", "-h"}, 0, "\n  fp "},
+		{[]string{"experiment", "-h"}, 0, "\n  plot "},
+		{[]string{"experiment", "-h"}, 0, "\n  similarity "},
+		{[]string{"experiment"}, 2, "\n  similarity "},
 		{[]string{"experiment", "nope"}, 2, "unknown experiment"},
 		{[]string{"experiment", "fp"}, 2, "--urls is required"},
 		{[]string{"experiment", "fp", "--urls", "x", "--n", "0"}, 2, "not a positive integer"},

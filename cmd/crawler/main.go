@@ -20,6 +20,8 @@ import (
 	"os/signal"
 	"runtime"
 	"syscall"
+
+	"github.com/layercrawl/layercrawl/crawl"
 )
 
 // env is what a subcommand may touch of the outside world, so that tests can
@@ -53,6 +55,7 @@ func commands() []command {
 		{"experiment", "replay URL sets through BF and MLBF and plot false positives and timings", runExperiment},
 		{"normalize", "normalize URLs from stdin, one per line (or print their filter segments)", runNormalize},
 		{"status", "print the progress of a running crawl (through its --http-addr) or of a distributed one (Redis)", runStatus},
+		{"version", "print the module version and the git commit the binary was built from", runVersion},
 	}
 }
 
@@ -63,12 +66,19 @@ func main() {
 	os.Exit(code)
 }
 
+// Exit codes: 0 on success.
+const (
+	exitFailed = 1 // the work failed
+	exitUsage  = 2 // a bad command line, bad options, or a state that cannot be resumed
+	exitNoSeed = 4 // crawl: no seed could be fetched (wget exits 4 on a network failure)
+)
+
 // run dispatches args to a subcommand and returns the process exit code:
-// 0 on success, 1 when the work failed, 2 for a bad command line.
+// 0 on success, exitFailed, exitUsage or exitNoSeed.
 func run(ctx context.Context, e env, args []string) int {
 	if len(args) == 0 {
 		usage(e.stderr)
-		return 2
+		return exitUsage
 	}
 	name := args[0]
 	switch name {
@@ -86,15 +96,18 @@ func run(ctx context.Context, e env, args []string) int {
 			return 0
 		case errors.Is(err, errUsage):
 			fmt.Fprintf(e.stderr, "crawler %s: %v\n", name, err)
-			return 2
+			return exitUsage
+		case errors.Is(err, crawl.ErrNoSeedFetched):
+			fmt.Fprintf(e.stderr, "crawler %s: %v\n", name, err)
+			return exitNoSeed
 		default:
 			fmt.Fprintf(e.stderr, "crawler %s: %v\n", name, err)
-			return 1
+			return exitFailed
 		}
 	}
 	fmt.Fprintf(e.stderr, "crawler: unknown command %q\n\n", name)
 	usage(e.stderr)
-	return 2
+	return exitUsage
 }
 
 func usage(w io.Writer) {

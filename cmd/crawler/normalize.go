@@ -36,6 +36,29 @@ func (f trailingSlashFlag) Set(s string) error {
 	return fmt.Errorf("want keep, add or remove, not %q", s)
 }
 
+// normalizeFlags defines on fs a flag for each optional normalization of
+// urlnorm.Options, all off by default, writing into o. The crawl and the
+// normalize command share them, so that "crawler normalize" with the same
+// flags shows what a crawl will make of its URLs. note is appended to each
+// flag's help.
+func normalizeFlags(fs *flag.FlagSet, o *urlnorm.Options, note string) {
+	fs.BoolVar(&o.SortQuery, "sort-query", false, "sort query pairs by key (stable; keeps ';', a vs a=, and repeated keys' order)"+note)
+	fs.BoolVar(&o.RemoveSessionParams, "remove-session-params", false, "drop session and tracking parameters (see --session-params)"+note)
+	fs.Func("session-params", "comma-separated names for --remove-session-params, a trailing * matching any suffix (default: "+strings.Join(urlnorm.DefaultSessionParams(), ",")+")", func(s string) error {
+		o.SessionParams = nil
+		if s != "" {
+			o.SessionParams = strings.Split(s, ",")
+		}
+		return nil
+	})
+	fs.BoolVar(&o.CollapseSlashes, "collapse-slashes", false, "replace runs of '/' in the path with one"+note)
+	fs.Var(trailingSlashFlag{&o.TrailingSlash}, "trailing-slash", "keep, add or remove a trailing slash of non-root paths"+note)
+	fs.BoolVar(&o.RemoveDefaultPages, "remove-default-pages", false, "remove a last segment such as index.html or default.aspx"+note)
+	fs.BoolVar(&o.FoldWWW, "fold-www", false, "remove a leading www. when the registrable domain stays the same"+note)
+	fs.BoolVar(&o.IgnoreScheme, "ignore-scheme", false, "leave the scheme out of the segments, so http and https share a key"+note)
+	fs.BoolVar(&o.DecodeNumericHosts, "decode-numeric-hosts", false, "write IPv4-mapped IPv6 hosts as IPv4 (other numeric IPv4 forms are always decoded)"+note)
+}
+
 // runNormalize reads URLs from stdin, one per line, and writes exactly one
 // line per input line: the canonical URL (or, with --segments, its filter
 // segments separated by tabs), or "ERROR<TAB>reason". It streams: memory
@@ -43,32 +66,20 @@ func (f trailingSlashFlag) Set(s string) error {
 func runNormalize(ctx context.Context, e env, args []string) error {
 	fs := newFlagSet(e, "normalize", "[flags] < urls.txt")
 	var (
-		opts          urlnorm.Options
-		segments      bool
-		base          string
-		sessionParams string
-		maxLine       int
+		opts     urlnorm.Options
+		segments bool
+		base     string
+		maxLine  int
 	)
 	fs.BoolVar(&segments, "segments", false, "print the filter segments (layer 1 = scheme://host[:port], then path segments), tab-separated, instead of the URL")
 	fs.StringVar(&base, "base", "", "resolve each line against this absolute http(s) URL, as a browser resolves a link (default: each line must be absolute)")
-	fs.BoolVar(&opts.SortQuery, "sort-query", false, "sort query pairs by key (stable; keeps ';', a vs a=, and repeated keys' order)")
-	fs.BoolVar(&opts.RemoveSessionParams, "remove-session-params", false, "drop session and tracking parameters (see --session-params)")
-	fs.StringVar(&sessionParams, "session-params", "", "comma-separated names for --remove-session-params, a trailing * matching any suffix (default: "+strings.Join(urlnorm.DefaultSessionParams(), ",")+")")
-	fs.BoolVar(&opts.CollapseSlashes, "collapse-slashes", false, "replace runs of '/' in the path with one")
-	fs.Var(trailingSlashFlag{&opts.TrailingSlash}, "trailing-slash", "keep, add or remove a trailing slash of non-root paths")
-	fs.BoolVar(&opts.RemoveDefaultPages, "remove-default-pages", false, "remove a last segment such as index.html or default.aspx")
-	fs.BoolVar(&opts.FoldWWW, "fold-www", false, "remove a leading www. when the registrable domain stays the same")
-	fs.BoolVar(&opts.IgnoreScheme, "ignore-scheme", false, "leave the scheme out of the segments, so http and https share a key")
-	fs.BoolVar(&opts.DecodeNumericHosts, "decode-numeric-hosts", false, "write IPv4-mapped IPv6 hosts as IPv4 (other numeric IPv4 forms are always decoded)")
+	normalizeFlags(fs, &opts, "")
 	fs.IntVar(&maxLine, "max-line", defaultMaxLine, "longest input line in bytes; a longer one gives one ERROR line")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if maxLine < 1 {
 		return fmt.Errorf("%w: --max-line must be positive", errUsage)
-	}
-	if sessionParams != "" {
-		opts.SessionParams = strings.Split(sessionParams, ",")
 	}
 	n, err := urlnorm.New(opts)
 	if err != nil {

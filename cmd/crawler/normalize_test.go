@@ -3,8 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/layercrawl/layercrawl/urlnorm"
 )
 
 func runNormalizeCmd(t testing.TB, stdin string, args ...string) (stdout, stderr string, code int) {
@@ -133,6 +142,95 @@ func itoa(n int) string {
 		n /= 10
 		if n == 0 {
 			return string(b[i:])
+		}
+	}
+}
+
+// TestCrawlNormalizeFlags checks that every normalization flag of the
+// crawl, given on the command line or in a config file, reaches
+// crawl.Options.Normalize, and that all are off by default.
+func TestCrawlNormalizeFlags(t *testing.T) {
+	c, _, err := parseTestArgs(t, "--out", "o", "https://example.org/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(c.opts.Normalize, urlnorm.Options{}) {
+		t.Errorf("default normalization %+v, want the zero urlnorm.Options", c.opts.Normalize)
+	}
+	for _, tc := range []struct {
+		flag, value, toml string
+		want              urlnorm.Options
+	}{
+		{"sort-query", "true", "true", urlnorm.Options{SortQuery: true}},
+		{"remove-session-params", "true", "true", urlnorm.Options{RemoveSessionParams: true}},
+		{"session-params", "sid,utm_*", `"sid,utm_*"`, urlnorm.Options{SessionParams: []string{"sid", "utm_*"}}},
+		{"collapse-slashes", "true", "true", urlnorm.Options{CollapseSlashes: true}},
+		{"trailing-slash", "remove", `"remove"`, urlnorm.Options{TrailingSlash: urlnorm.RemoveTrailingSlash}},
+		{"remove-default-pages", "true", "true", urlnorm.Options{RemoveDefaultPages: true}},
+		{"fold-www", "true", "true", urlnorm.Options{FoldWWW: true}},
+		{"ignore-scheme", "true", "true", urlnorm.Options{IgnoreScheme: true}},
+		{"decode-numeric-hosts", "true", "true", urlnorm.Options{DecodeNumericHosts: true}},
+	} {
+		t.Run(tc.flag, func(t *testing.T) {
+			c, _, err := parseTestArgs(t, "--"+tc.flag+"="+tc.value, "--out", "o", "https://example.org/")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(c.opts.Normalize, tc.want) {
+				t.Errorf("--%s=%s: %+v, want %+v", tc.flag, tc.value, c.opts.Normalize, tc.want)
+			}
+			c, _, err = parseTestArgs(t, "--config", writeConfig(t, tc.flag+" = "+tc.toml+"\n"), "--out", "o", "https://example.org/")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(c.opts.Normalize, tc.want) {
+				t.Errorf("config %s = %s: %+v, want %+v", tc.flag, tc.toml, c.opts.Normalize, tc.want)
+			}
+		})
+	}
+}
+
+// TestCrawlNormalizes crawls a local site whose links differ only in the
+// order of their query pairs: with --sort-query the crawl fetches one of
+// them, without it both.
+func TestCrawlNormalizes(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, `<html><body><a href="/p?a=1&b=2">x</a> <a href="/p?b=2&a=1">y</a></body></html>`)
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	for _, tc := range []struct {
+		flags []string
+		want  int // fetches of /p
+	}{
+		{nil, 2},
+		{[]string{"--sort-query"}, 1},
+	} {
+		dir := t.TempDir()
+		var o, e strings.Builder
+		args := append([]string{"crawl", "--out", dir, "--delay", "-1", "--allow-private", "--progress-interval", "-1",
+			"--no-sitemaps", "--no-embeds"}, tc.flags...)
+		if code := run(context.Background(), env{stdin: strings.NewReader(""), stdout: &o, stderr: &e}, append(args, srv.URL+"/")); code != 0 {
+			t.Fatalf("%v: exit %d:\n%s", tc.flags, code, e.String())
+		}
+		log, err := os.ReadFile(filepath.Join(dir, "crawl.log.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := 0
+		for _, line := range strings.Split(strings.TrimSpace(string(log)), "\n") {
+			var entry struct{ URL string }
+			if err := json.Unmarshal([]byte(line), &entry); err != nil {
+				t.Fatalf("log line %q: %v", line, err)
+			}
+			if strings.HasPrefix(entry.URL, srv.URL+"/p?") {
+				got++
+			}
+		}
+		if got != tc.want {
+			t.Errorf("%v: %d fetches of /p, want %d:\n%s", tc.flags, got, tc.want, log)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -55,11 +54,11 @@ func checkWARC(t *testing.T, out string, entries []storage.Entry, extra int, tor
 				if rc.Header.Get("WARC-Date") == "" || id == "" {
 					t.Errorf("%s: response record of %s without date or id", path, uri)
 				}
-				// The payload is the entity body after the HTTP head.
-				i := bytes.Index(rc.Block, []byte("\r\n\r\n"))
-				if i < 0 {
-					t.Errorf("%s: response record of %s without an HTTP head", path, uri)
-				} else if got, want := rc.Header.Get("WARC-Payload-Digest"), storage.PayloadDigest(rc.Block[i+4:]); got != want {
+				// The payload is the entity body after the HTTP head, with
+				// the transfer coding removed and the content coding kept.
+				if want, err := storage.ResponsePayloadDigest(rc.Block); err != nil {
+					t.Errorf("%s: response record of %s: %v", path, uri, err)
+				} else if got := rc.Header.Get("WARC-Payload-Digest"); got != want {
 					t.Errorf("%s: payload digest of %s is %s, want %s", path, uri, got, want)
 				}
 				responses[id] = rec{filepath.Base(path), uri}

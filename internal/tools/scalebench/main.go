@@ -38,6 +38,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/layercrawl/layercrawl/crawl"
 )
@@ -175,7 +176,7 @@ type sample struct {
 	CPU                   float64 // user+system seconds
 	StateBytes, WARCBytes float64
 	DoneCount             float64
-	DoneBuckets           []float64 // cumulative, crawl.DoneBuckets
+	DoneBuckets           []float64 // cumulative, over crawl.DoneBuckets()
 	DoneMax               float64   // seconds, over the run
 	Checkpoints, CkptSum  float64
 	BlockedBounds         []float64
@@ -221,7 +222,9 @@ func (s *sample) readMetrics(url string) error {
 		return err
 	}
 	defer res.Body.Close()
-	fams, err := new(expfmt.TextParser).TextToMetricFamilies(res.Body)
+	// Legacy names: the stricter check, which every scraper accepts.
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := parser.TextToMetricFamilies(res.Body)
 	if err != nil {
 		return err
 	}
@@ -368,7 +371,7 @@ func boolf(b bool) float64 {
 
 func doneBounds() []float64 {
 	var b []float64
-	for _, d := range crawl.DoneBuckets {
+	for _, d := range crawl.DoneBuckets() {
 		b = append(b, d.Seconds())
 	}
 	return b
@@ -458,14 +461,14 @@ func writeSamples(path string, ss []sample) error {
 	w := csv.NewWriter(f)
 	head := []string{"t", "pages", "fetched", "new", "duplicates", "queued", "spilled", "rss", "peak_rss", "cpu",
 		"state_bytes", "warc_bytes", "done_count", "done_max", "checkpoints", "checkpoint_sum"}
-	for _, d := range crawl.DoneBuckets {
+	for _, d := range crawl.DoneBuckets() {
 		head = append(head, "done_le_"+strconv.FormatFloat(d.Seconds(), 'g', -1, 64))
 	}
 	_ = w.Write(head)
 	for _, s := range ss {
 		row := []float64{s.T, s.Pages, s.Fetched, s.New, s.Duplicates, s.Queued, s.Spilled, s.RSS, s.PeakRSS, s.CPU,
 			s.StateBytes, s.WARCBytes, s.DoneCount, s.DoneMax, s.Checkpoints, s.CkptSum}
-		for i := range crawl.DoneBuckets {
+		for i := range crawl.DoneBuckets() {
 			v := 0.0
 			if i < len(s.DoneBuckets) {
 				v = s.DoneBuckets[i]
