@@ -96,9 +96,9 @@ type Result struct {
 	// from the parsed response, consistent with Body (no chunked, no
 	// Content-Encoding or Content-Length after decoding; canonical,
 	// sorted field names).
-	//
-	// Deprecated: RawResponse holds the response as received; this field
-	// stays for one release for callers that pair it with Body.
+	// RawResponse holds the response as received and is what an archive
+	// should store; this field stays for one release for callers that
+	// pair it with Body, and then goes.
 	RawResponseHead []byte
 	// TLS is the state of the TLS connection of an https:// exchange
 	// (version, cipher suite, peer certificates), nil for http://.

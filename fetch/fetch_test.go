@@ -349,9 +349,20 @@ func TestFetchDrip(t *testing.T) {
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("drip fetch took %v, want about the 700ms timeout", d)
 	}
+	var fe *Error
+	if !errors.As(err, &fe) || fe.FetchedAt.Sub(start).Abs() > 100*time.Millisecond || fe.Duration < 600*time.Millisecond ||
+		res.Duration < 600*time.Millisecond || res.RawTruncated != TruncatedTime || !strings.HasPrefix(string(res.RawResponse), "HTTP/1.1 200 OK\r\n") {
+		t.Errorf("timed-out fetch: error %+v, result duration %v raw-truncated %q: want its start, its duration and the capture cut", fe, res.Duration, res.RawTruncated)
+	}
+	wantReadOnce(t, err, srv.URL+"/drip")
 
+	start = time.Now()
 	res, err = f.Fetch(context.Background(), srv.URL+"/silent")
 	wantKind(t, err, KindTimeout)
+	wantReadOnce(t, err, srv.URL+"/silent")
+	if !errors.As(err, &fe) || fe.Duration < 250*time.Millisecond || fe.FetchedAt.Sub(start).Abs() > 100*time.Millisecond {
+		t.Errorf("timed-out fetch: %+v, want its start and duration", fe)
+	}
 	if res != nil {
 		t.Errorf("result %+v for a server that never answered", res)
 	}
@@ -533,9 +544,13 @@ func TestFetchAddressPolicy(t *testing.T) {
 			continue // no IPv6 loopback here; the policy test for it is TestAddressBlockReason
 		}
 		wantKind(t, err, KindBlockedAddress)
+		wantReadOnce(t, err, u)
 		var be *BlockedAddressError
-		if !errors.As(err, &be) || be.Reason == "" {
+		if !errors.As(err, &be) || be.Reason == "" || !KindBlockedAddress.Permanent() {
 			t.Errorf("%s: no BlockedAddressError in %v", u, err)
+		}
+		if want := "refusing to connect to " + be.Reason + " address "; !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "dial tcp") {
+			t.Errorf("%q: want the refusal named once, without dial tcp", err)
 		}
 	}
 	if n := hits.Load(); n != 0 {
