@@ -121,8 +121,11 @@ type Options struct {
 	// addresses is refused (unless AllowPrivate). What it cannot check:
 	// the address the proxy actually connects to, which may differ from
 	// the crawler's answer (another resolver, a record that changed in
-	// between). Default nil: direct connections; environment variables
-	// (HTTP_PROXY ...) are never read.
+	// between). net/http pools all http:// targets of a proxy on the
+	// proxy's connections, so with a proxy MaxConnsPerHost is not applied
+	// (it would cap the whole crawl): a crawl's politeness keeps its own
+	// per-host limit. Default nil: direct connections; environment
+	// variables (HTTP_PROXY ...) are never read.
 	Proxy *url.URL
 }
 

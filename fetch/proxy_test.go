@@ -16,6 +16,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -90,7 +92,22 @@ DisableViaHeader Yes
 // origin's response, never the proxy's reply to CONNECT.
 func TestProxy(t *testing.T) {
 	proxyURL, logPath := startTinyproxy(t)
+	const together = DefaultMaxConnsPerHost + 2
+	var arrived atomic.Int32
+	allIn := make(chan struct{})
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/together" {
+			// Answers once `together` requests are in flight at once.
+			if arrived.Add(1) == together {
+				close(allIn)
+			}
+			select {
+			case <-allIn:
+			case <-time.After(3 * time.Second):
+				w.WriteHeader(http.StatusGatewayTimeout)
+				return
+			}
+		}
 		if r.Header.Get("Proxy-Authorization") != "" {
 			t.Errorf("the origin received Proxy-Authorization")
 		}
@@ -140,6 +157,20 @@ func TestProxy(t *testing.T) {
 			}
 		}
 	}
+	// The proxy's connections are not capped per host: more than
+	// MaxConnsPerHost http:// fetches go through it at once.
+	var wg sync.WaitGroup
+	for range together {
+		wg.Go(func() {
+			res, err := f.Fetch(context.Background(), plain.URL+"/together")
+			if err != nil {
+				t.Errorf("concurrent fetch through the proxy: %v", err)
+			} else if res.Status != http.StatusOK {
+				t.Errorf("concurrent fetch through the proxy: status %d, want %d fetches in flight at once", res.Status, together)
+			}
+		})
+	}
+	wg.Wait()
 	f.Close()
 
 	logged, err := os.ReadFile(logPath)

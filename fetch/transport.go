@@ -72,6 +72,12 @@ func (f *Fetcher) newTransport() *http.Transport {
 		ForceAttemptHTTP2: false,
 		TLSNextProto:      map[string]func(string, *tls.Conn) http.RoundTripper{},
 	}
+	if opts.Proxy != nil {
+		// net/http pools the http:// targets of a proxy under the proxy's
+		// key alone: a per-host cap there would cap the whole crawl.
+		t.MaxConnsPerHost = 0
+		t.MaxIdleConnsPerHost = maxIdleConns
+	}
 	return t
 }
 
