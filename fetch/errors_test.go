@@ -2,7 +2,9 @@ package fetch
 
 import (
 	"bytes"
+	"compress/flate"
 	"compress/gzip"
+	"compress/zlib"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -125,6 +127,46 @@ func FuzzReadBody(f *testing.F) {
 		}
 		if !bytes.Equal(rr.body, full) || rr.err != nil || rr.trunc != "" {
 			t.Fatalf("valid gzip within the cap: got %q (%q, %v), want %q", rr.body, rr.trunc, rr.err, full)
+		}
+	})
+}
+
+// FuzzReadBodyDeflate feeds arbitrary bodies labelled deflate through the
+// decoder: never more than the cap, never a panic, and a zlib or raw
+// DEFLATE stream of the input decodes back to it.
+func FuzzReadBodyDeflate(f *testing.F) {
+	f.Add([]byte("<a href=x>hello</a>"), true, int64(100))
+	f.Add([]byte("<a href=x>hello</a>"), false, int64(5))
+	f.Add([]byte{}, true, int64(1))
+	f.Fuzz(func(t *testing.T, plain []byte, zlibWrapped bool, limit int64) {
+		if limit <= 0 || limit > 1<<20 {
+			return
+		}
+		var b bytes.Buffer
+		if zlibWrapped {
+			zw := zlib.NewWriter(&b)
+			zw.Write(plain)
+			zw.Close()
+		} else {
+			fw, _ := flate.NewWriter(&b, flate.DefaultCompression)
+			fw.Write(plain)
+			fw.Close()
+		}
+		for _, body := range [][]byte{b.Bytes(), plain} { // a valid stream, then garbage
+			resp := &http.Response{Header: http.Header{"Content-Encoding": {"deflate"}}, Body: io.NopCloser(bytes.NewReader(body)), ContentLength: -1}
+			rr := readBody(resp, limit)
+			if int64(len(rr.body)) > limit {
+				t.Fatalf("%d bytes kept over the %d cap", len(rr.body), limit)
+			}
+			if (rr.trunc == "") != (rr.err == nil) && rr.trunc != TruncatedLength {
+				t.Fatalf("truncated %q with error %v", rr.trunc, rr.err)
+			}
+		}
+		resp := &http.Response{Header: http.Header{"Content-Encoding": {"deflate"}}, Body: io.NopCloser(bytes.NewReader(b.Bytes())), ContentLength: -1}
+		rr := readBody(resp, limit)
+		want := plain[:min(int64(len(plain)), limit)]
+		if rr.err != nil || !bytes.Equal(rr.body, want) || (int64(len(plain)) > limit) != (rr.trunc == TruncatedLength) {
+			t.Fatalf("deflate (zlib %v) of %d bytes: got %d bytes, truncated %q, err %v", zlibWrapped, len(plain), len(rr.body), rr.trunc, rr.err)
 		}
 	})
 }
