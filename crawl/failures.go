@@ -35,6 +35,12 @@ func permanent(err error) (reason string, ok bool) {
 	switch fetch.KindOf(err) {
 	case fetch.KindBlockedAddress:
 		return reasonBlockedAddress, true
+	case fetch.KindCertificate:
+		return reasonTLS, true
+	case fetch.KindDNSNotFound:
+		return reasonDNSNotFound, true
+	case fetch.KindUnsupportedScheme:
+		return reasonUnsupportedScheme, true
 	case fetch.KindTLS:
 		var certErr *tls.CertificateVerificationError
 		var unknownAuth x509.UnknownAuthorityError

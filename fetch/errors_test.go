@@ -2,7 +2,9 @@ package fetch
 
 import (
 	"bytes"
+	"compress/flate"
 	"compress/gzip"
+	"compress/zlib"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -15,6 +17,7 @@ import (
 	"os"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func TestClassify(t *testing.T) {
@@ -28,7 +31,7 @@ func TestClassify(t *testing.T) {
 	}{
 		{"blocked", dial(&BlockedAddressError{Addr: "127.0.0.1:80", Reason: "loopback"}), nil, KindBlockedAddress},
 		{"blocked wins over canceled", dial(&BlockedAddressError{Addr: "10.0.0.1:80", Reason: "private"}), context.Canceled, KindBlockedAddress},
-		{"dns not found", dial(&net.DNSError{Err: "no such host", Name: "x.invalid", IsNotFound: true}), nil, KindDNS},
+		{"dns not found", dial(&net.DNSError{Err: "no such host", Name: "x.invalid", IsNotFound: true}), nil, KindDNSNotFound},
 		{"dns timeout", dial(&net.DNSError{Err: "i/o timeout", Name: "x", IsTimeout: true}), nil, KindDNS},
 		{"refused", dial(os.NewSyscallError("connect", syscall.ECONNREFUSED)), nil, KindConnect},
 		{"unreachable", dial(os.NewSyscallError("connect", syscall.EHOSTUNREACH)), nil, KindConnect},
@@ -40,11 +43,15 @@ func TestClassify(t *testing.T) {
 		{"os deadline", wrap(&net.OpError{Op: "read", Err: os.ErrDeadlineExceeded}), nil, KindTimeout},
 		{"caller canceled", wrap(context.Canceled), context.Canceled, KindCanceled},
 		{"canceled without parent", wrap(context.Canceled), nil, KindCanceled},
-		{"unknown authority", wrap(&tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}), nil, KindTLS},
+		{"unknown authority", wrap(&tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}), nil, KindCertificate},
+		{"hostname", wrap(x509.HostnameError{Host: "x"}), nil, KindCertificate},
+		{"handshake timeout", wrap(&tlsHandshakeTimeoutError{after: time.Second}), nil, KindTimeout},
+		{"alert", wrap(tls.AlertError(40)), nil, KindTLS},
+		{"scheme", wrap(&UnsupportedSchemeError{Scheme: "ftp"}), nil, KindUnsupportedScheme},
+		{"proxy refused", dial(&ProxyError{Proxy: "p:3128", Target: "x:443", Status: "403 Forbidden"}), nil, KindConnect},
 		{"tls record", wrap(tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}), nil, KindTLS},
-		{"gzip", &gzipError{gzip.ErrHeader}, nil, KindProtocol},
-		{"malformed", wrap(errors.New(`net/http: HTTP/1.x transport connection broken: malformed HTTP response "SSH-2.0"`)), nil, KindProtocol},
-		{"header too big", wrap(errors.New("net/http: server response headers exceeded 262144 bytes; aborted")), nil, KindProtocol},
+		{"gzip", &decodeError{"gzip", gzip.ErrHeader}, nil, KindProtocol},
+		{"malformed", wrap(&ProtocolError{errors.New(`net/http: HTTP/1.x transport connection broken: malformed HTTP response "SSH-2.0"`)}), nil, KindProtocol},
 		{"other", errors.New("something else"), nil, KindOther},
 	}
 	for _, tt := range tests {
@@ -120,6 +127,46 @@ func FuzzReadBody(f *testing.F) {
 		}
 		if !bytes.Equal(rr.body, full) || rr.err != nil || rr.trunc != "" {
 			t.Fatalf("valid gzip within the cap: got %q (%q, %v), want %q", rr.body, rr.trunc, rr.err, full)
+		}
+	})
+}
+
+// FuzzReadBodyDeflate feeds arbitrary bodies labelled deflate through the
+// decoder: never more than the cap, never a panic, and a zlib or raw
+// DEFLATE stream of the input decodes back to it.
+func FuzzReadBodyDeflate(f *testing.F) {
+	f.Add([]byte("<a href=x>hello</a>"), true, int64(100))
+	f.Add([]byte("<a href=x>hello</a>"), false, int64(5))
+	f.Add([]byte{}, true, int64(1))
+	f.Fuzz(func(t *testing.T, plain []byte, zlibWrapped bool, limit int64) {
+		if limit <= 0 || limit > 1<<20 {
+			return
+		}
+		var b bytes.Buffer
+		if zlibWrapped {
+			zw := zlib.NewWriter(&b)
+			zw.Write(plain)
+			zw.Close()
+		} else {
+			fw, _ := flate.NewWriter(&b, flate.DefaultCompression)
+			fw.Write(plain)
+			fw.Close()
+		}
+		for _, body := range [][]byte{b.Bytes(), plain} { // a valid stream, then garbage
+			resp := &http.Response{Header: http.Header{"Content-Encoding": {"deflate"}}, Body: io.NopCloser(bytes.NewReader(body)), ContentLength: -1}
+			rr := readBody(resp, limit)
+			if int64(len(rr.body)) > limit {
+				t.Fatalf("%d bytes kept over the %d cap", len(rr.body), limit)
+			}
+			if (rr.trunc == "") != (rr.err == nil) && rr.trunc != TruncatedLength {
+				t.Fatalf("truncated %q with error %v", rr.trunc, rr.err)
+			}
+		}
+		resp := &http.Response{Header: http.Header{"Content-Encoding": {"deflate"}}, Body: io.NopCloser(bytes.NewReader(b.Bytes())), ContentLength: -1}
+		rr := readBody(resp, limit)
+		want := plain[:min(int64(len(plain)), limit)]
+		if rr.err != nil || !bytes.Equal(rr.body, want) || (int64(len(plain)) > limit) != (rr.trunc == TruncatedLength) {
+			t.Fatalf("deflate (zlib %v) of %d bytes: got %d bytes, truncated %q, err %v", zlibWrapped, len(plain), len(rr.body), rr.trunc, rr.err)
 		}
 	})
 }

@@ -1,8 +1,11 @@
 package fetch
 
 import (
+	"bufio"
 	"bytes"
+	"compress/flate"
 	"compress/gzip"
+	"compress/zlib"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -15,16 +18,13 @@ import (
 	"net/url"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
-
-	"github.com/gocolly/colly/v2"
 )
 
-// Values of Result.Truncated, the reasons of WARC 1.1's WARC-Truncated
-// field, so storage can copy it into the record.
+// Values of Result.Truncated and Result.RawTruncated, the reasons of WARC
+// 1.1's WARC-Truncated field, so storage can copy them into the record.
 const (
-	TruncatedLength     = "length"     // the body reached MaxBodySize (after decompression)
+	TruncatedLength     = "length"     // a size cap was reached (MaxBodySize after decoding, or MaxCaptureSize)
 	TruncatedTime       = "time"       // the whole-fetch timeout fired mid-body
 	TruncatedDisconnect = "disconnect" // the connection broke mid-body
 )
@@ -37,14 +37,17 @@ type Result struct {
 	// ("HTTP/1.1").
 	Status int
 	Proto  string
-	// Header holds the response header fields as received (including any
-	// Content-Encoding that fetch decoded).
+	// Header holds the response header fields as parsed by net/http
+	// (canonical names; Content-Encoding kept even when fetch decoded
+	// the body). RawResponse has them as sent.
 	Header http.Header
 	// ContentType is the Content-Type header, or the type sniffed from the
 	// body (http.DetectContentType) when the header is absent.
 	ContentType string
-	// Body is the response body, gzip-decoded when the server sent
-	// Content-Encoding gzip, at most MaxBodySize bytes.
+	// Body is the entity, decoded for analysis: without its transfer
+	// coding (chunked) and, for Content-Encoding gzip, x-gzip or deflate,
+	// without its content coding; at most MaxBodySize bytes after
+	// decoding.
 	Body []byte
 	// Truncated is "" when Body is complete, otherwise a WARC-Truncated
 	// reason: TruncatedLength, TruncatedTime or TruncatedDisconnect.
@@ -62,31 +65,54 @@ type Result struct {
 	Links           []Link
 	LinksDropped    int
 	NofollowSkipped int
-	// RemoteAddr is the address connected to (zero if no connection).
+	// RemoteAddr is the address connected to (zero if no connection): the
+	// proxy's for an http:// URL fetched through Options.Proxy, the
+	// proxy's too for https:// through its tunnel.
 	RemoteAddr netip.AddrPort
-	// FetchedAt is when the fetch started; Duration how long it took until
-	// the body was read; TTFB the time to the first response byte.
+	// FetchedAt is when the fetch started; Duration how long the whole
+	// fetch took, body included; TTFB the time to the first response byte.
 	FetchedAt time.Time
 	Duration  time.Duration
 	TTFB      time.Duration
-	// RawRequest is the request head as written on the wire: request line
-	// and header fields, ending with an empty line. GET requests have no
-	// body.
+	// RawRequest is the request exactly as written on the connection:
+	// request line, header fields as written, then the body if any (GET
+	// requests have none). Through an http proxy the request line is in
+	// absolute form and carries Proxy-Authorization, as written.
 	RawRequest []byte
-	// RawResponseHead is the status line and header fields, ending with an
-	// empty line, consistent with Body: Go's HTTP client has already
-	// removed the chunked Transfer-Encoding, and when fetch gzip-decoded
-	// the body the Content-Encoding and Content-Length fields are left out.
-	// Field names are in canonical case and sorted, as Go's parser leaves
-	// them. Together with Body it forms a WARC response record's payload.
+	// RawResponse is the response exactly as read from the connection:
+	// any 1xx interim responses, the status line, the header fields in
+	// their order, case and repetition, then the body with its transfer
+	// coding (chunk sizes, extensions, trailers) and content coding as
+	// sent. At most MaxCaptureSize bytes; RawTruncated says when it is
+	// not the whole response. It is what a WARC response record holds.
+	RawResponse []byte
+	// RawTruncated is "" when RawResponse holds the whole response,
+	// otherwise a WARC-Truncated reason: TruncatedLength when
+	// MaxCaptureSize was reached or reading stopped at MaxBodySize,
+	// TruncatedTime or TruncatedDisconnect when the body was cut by the
+	// whole-fetch timeout or the connection.
+	RawTruncated string
+	// RawResponseHead is the status line and header fields re-serialized
+	// from the parsed response, consistent with Body (no chunked, no
+	// Content-Encoding or Content-Length after decoding; canonical,
+	// sorted field names).
+	// RawResponse holds the response as received and is what an archive
+	// should store; this field stays for one release for callers that
+	// pair it with Body, and then goes.
 	RawResponseHead []byte
+	// TLS is the state of the TLS connection of an https:// exchange
+	// (version, cipher suite, peer certificates), nil for http://.
+	TLS *tls.ConnectionState
 }
 
 // Fetcher fetches pages and robots.txt files. It is safe for concurrent
 // use; create one per crawl and share it (it pools connections).
 type Fetcher struct {
 	opts         Options
-	h1           *h1Transport
+	tlsConfig    *tls.Config // never nil; NextProtos cleared
+	dialer       *net.Dialer // to origins, with the address policy
+	proxyDialer  *net.Dialer // to Options.Proxy, without it
+	transport    *http.Transport
 	pageClient   *http.Client // never follows redirects
 	robotsClient *http.Client // follows up to MaxRobotsRedirects
 }
@@ -98,49 +124,17 @@ func New(opts Options) (*Fetcher, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	// No TCP keep-alive probes: a connection is idle at most idleTimeout
-	// (30 s, the probes' own first interval) before it is closed, and a
-	// stalled response is bounded by the fetch's deadline. Turning them
-	// off saves four setsockopt calls per connection.
-	dialer := &net.Dialer{
-		Timeout:   opts.ConnectTimeout,
-		KeepAlive: -1,
-		Resolver:  opts.Resolver,
-		// The address policy first: a refused address is never
-		// connected to. Then the connect itself, so that a handshake
-		// done at once is not waited for in the poller (connectNow).
-		Control: func(network, address string, c syscall.RawConn) error {
-			if !opts.AllowPrivate {
-				if err := dialControl(network, address, c); err != nil {
-					return err
-				}
-			}
-			return connectNow(network, address, c)
-		},
+	if opts.Proxy != nil {
+		p := *opts.Proxy
+		opts.Proxy = &p
 	}
-	var tlsConfig *tls.Config
+	f := &Fetcher{opts: opts, tlsConfig: &tls.Config{}}
 	if opts.TLSConfig != nil {
-		tlsConfig = opts.TLSConfig.Clone()
-		tlsConfig.NextProtos = nil
+		f.tlsConfig = opts.TLSConfig.Clone()
 	}
-	// Environment proxies are not used: they would bypass the address
-	// policy. Only HTTP/1.1 is spoken, so the raw request and response heads
-	// handed to WARC records are what went over the wire; fetch decodes gzip
-	// itself, so that the decoded size is what MaxBodySize caps (see
-	// readBody).
-	h1 := &h1Transport{
-		dial:            dialer.DialContext,
-		tlsConfig:       tlsConfig,
-		tlsTimeout:      opts.TLSHandshakeTimeout,
-		headerTimeout:   opts.ResponseHeaderTimeout,
-		maxHeaderBytes:  opts.MaxHeaderBytes,
-		maxConnsPerHost: opts.MaxConnsPerHost,
-		maxIdlePerHost:  2,
-		maxIdle:         256,
-		idleTimeout:     30 * time.Second,
-	}
-	f := &Fetcher{opts: opts, h1: h1}
-	rt := &roundTripper{next: h1}
+	f.tlsConfig.NextProtos = nil
+	f.transport = f.newTransport()
+	rt := &roundTripper{f: f, next: f.transport}
 	f.pageClient = &http.Client{
 		Transport: rt,
 		CheckRedirect: func(*http.Request, []*http.Request) error {
@@ -164,7 +158,7 @@ func New(opts Options) (*Fetcher, error) {
 func (f *Fetcher) Options() Options { return f.opts }
 
 // Close closes idle connections. The Fetcher stays usable.
-func (f *Fetcher) Close() { f.h1.CloseIdleConnections() }
+func (f *Fetcher) Close() { f.transport.CloseIdleConnections() }
 
 // Fetch downloads rawURL with GET, without following redirects, and
 // extracts the links of an HTML page: it is FetchBody followed by
@@ -229,25 +223,44 @@ func (f *Fetcher) ParseLinksText(res *Result, text TextSink) {
 func parseFetchURL(rawURL string) (*url.URL, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
 		return nil, &Error{Kind: KindInvalidURL, URL: rawURL, Err: err}
 	}
+	if u.Scheme == "" {
+		return nil, &Error{Kind: KindInvalidURL, URL: rawURL, Err: &UnsupportedSchemeError{}}
+	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, &Error{Kind: KindInvalidURL, URL: rawURL, Err: fmt.Errorf("unsupported scheme %q", u.Scheme)}
+		return nil, &Error{Kind: KindUnsupportedScheme, URL: rawURL, Err: &UnsupportedSchemeError{Scheme: u.Scheme}}
 	}
 	if u.Host == "" || u.Hostname() == "" {
-		return nil, &Error{Kind: KindInvalidURL, URL: rawURL, Err: errors.New("no host")}
+		return nil, &Error{Kind: KindInvalidURL, URL: rawURL, Err: errNoHost}
 	}
 	return u, nil
 }
 
+var errNoHost = errors.New("no host")
+
+// UnsupportedSchemeError is the cause inside an *Error of
+// KindUnsupportedScheme: fetch speaks http:// and https:// only.
+type UnsupportedSchemeError struct{ Scheme string }
+
+func (e *UnsupportedSchemeError) Error() string {
+	if e.Scheme == "" {
+		return "no scheme (want http or https)"
+	}
+	return fmt.Sprintf("unsupported scheme %q (want http or https)", e.Scheme)
+}
+
 // exchangeKey carries the *exchange of one fetch in the request context,
-// from Fetch through colly to roundTripper.
+// from exchange to roundTripper.
 type exchangeKey struct{}
 
-// exchange collects what one fetch observed on the wire. colly's Response
-// carries only status, header and a body that it may have re-encoded to
-// UTF-8, so the raw request, the raw body, the remote address and the
-// truncation state are recorded here by roundTripper.
+// exchange collects what one fetch observed on the wire: roundTripper
+// fills it for each hop (robots.txt follows redirects), the last hop's
+// values win.
 type exchange struct {
 	limit int64
 
@@ -255,7 +268,10 @@ type exchange struct {
 	started  time.Time
 	ttfb     time.Duration
 	remote   netip.AddrPort
+	tls      *tls.ConnectionState
 	rawReq   []byte
+	rawResp  []byte
+	rawTrunc string
 	resp     *http.Response
 	respHead []byte
 	body     []byte
@@ -264,58 +280,50 @@ type exchange struct {
 	finished time.Time
 }
 
-// exchange runs one GET through a fresh colly collector that uses client.
-// A Collector holds one context for all its requests, so a collector per
-// fetch is what lets every Fetch honour its own ctx; it is cheap (a few
-// allocations) and shares client and its connection pool.
+// exchange runs one GET through client, bounded by FetchTimeout.
 func (f *Fetcher) exchange(ctx context.Context, client *http.Client, u *url.URL, rawURL string, limit int64) (*exchange, error) {
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, f.opts.FetchTimeout)
 	defer cancel()
 	x := &exchange{limit: limit, started: time.Now()}
-
-	// Init, not NewCollector: NewCollector lets COLLY_* environment
-	// variables override the settings below.
-	c := &colly.Collector{}
-	c.Init()
-	c.UserAgent = f.opts.UserAgent
-	c.Headers = &http.Header{"Accept": {f.opts.Accept}}
-	c.AllowURLRevisit = true // the frontier owns duplicate detection
-	c.IgnoreRobotsTxt = true // the frontier owns robots.txt, through RobotsCache
-	// colly's own limit applies before its own gunzip and truncates
-	// silently; roundTripper enforces MaxBodySize after decompression
-	// and records the truncation instead.
-	c.MaxBodySize = 0
-	c.ParseHTTPErrorResponse = true // a 404 or 503 is a result, not an error
-	c.Context = context.WithValue(ctx, exchangeKey{}, x)
-	c.SetClient(client)
-
-	err := c.Visit(u.String())
+	fail := func(err error) (*exchange, error) {
+		return nil, f.newError(err, rawURL, parent.Err(), ctx.Err(), x.started, time.Since(x.started))
+	}
+	req, err := http.NewRequestWithContext(context.WithValue(ctx, exchangeKey{}, x), http.MethodGet, u.String(), nil)
+	if err != nil {
+		return fail(err)
+	}
+	req.Header = http.Header{
+		"User-Agent":      {f.opts.UserAgent},
+		"Accept":          {f.opts.Accept},
+		"Accept-Encoding": {acceptEncoding},
+	}
+	resp, err := client.Do(req)
+	if resp != nil {
+		resp.Body.Close() // roundTripper has read it: this is http.NoBody
+	}
 	x.mu.Lock()
-	defer x.mu.Unlock()
 	x.finished = time.Now()
-	if x.resp == nil {
+	got, bodyErr := x.resp != nil, x.bodyErr
+	x.mu.Unlock()
+	if !got {
 		if err == nil {
 			err = errors.New("no response")
 		}
-		kind := classify(err, parent.Err())
-		if kind == KindOther && ctx.Err() == nil && x.rawReq == nil {
-			var ue *url.Error
-			if !errors.As(err, &ue) {
-				kind = KindInvalidURL // colly rejected the URL before any request
-			}
-		}
-		return nil, &Error{Kind: kind, URL: rawURL, Err: err}
+		return fail(err)
 	}
-	if x.bodyErr != nil {
-		kind := classify(x.bodyErr, parent.Err())
-		if kind == KindOther {
-			kind = KindTruncated
+	if bodyErr != nil {
+		e := f.newError(bodyErr, rawURL, parent.Err(), ctx.Err(), x.started, x.finished.Sub(x.started))
+		if e.Kind == KindOther {
+			e.Kind = KindTruncated
 		}
-		return x, &Error{Kind: kind, URL: rawURL, Err: x.bodyErr}
+		return x, e
 	}
 	return x, nil
 }
+
+// acceptEncoding names the content codings readBody decodes.
+const acceptEncoding = "gzip, deflate"
 
 // result builds the Result; the caller holds no lock (exchange is done).
 func (x *exchange) result(rawURL string) *Result {
@@ -333,7 +341,10 @@ func (x *exchange) result(rawURL string) *Result {
 		Duration:        x.finished.Sub(x.started),
 		TTFB:            x.ttfb,
 		RawRequest:      x.rawReq,
+		RawResponse:     x.rawResp,
+		RawTruncated:    x.rawTrunc,
 		RawResponseHead: x.respHead,
+		TLS:             x.tls,
 	}
 	if res.ContentType == "" && len(res.Body) > 0 {
 		res.ContentType = http.DetectContentType(res.Body)
@@ -341,14 +352,78 @@ func (x *exchange) result(rawURL string) *Result {
 	return res
 }
 
-// roundTripper sits between colly's http.Client and the transport
-// (h1Transport; a benchmark's baseline puts net/http's there). It records
-// the exchange (raw request head via httptrace,
-// remote address, timing) and reads the body itself: decoding gzip under
-// the size cap, marking truncation and keeping the raw bytes, then hands
-// colly a body already in memory.
+// roundTripper sits between the http.Client and the Transport. For each
+// hop it attaches a recorder to the connection the Transport picked
+// (httptrace's GotConn), reads and decodes the body under the size cap,
+// detaches the recorder and stores the hop in the exchange; the client
+// gets the response with an empty body.
 type roundTripper struct {
+	f    *Fetcher
 	next http.RoundTripper
+}
+
+// hop is one request/response on the wire, possibly retried by the
+// Transport on a new connection.
+type hop struct {
+	limit int64
+	x     *exchange
+
+	mu   sync.Mutex // guards conn and rec: GotConn may run again on a retry
+	conn *captureConn
+	rec  *recorder
+}
+
+func (h *hop) gotConn(info httptrace.GotConnInfo) {
+	cc, ok := info.Conn.(*captureConn)
+	if !ok {
+		return
+	}
+	rec := &recorder{limit: h.limit}
+	h.mu.Lock()
+	// A retry after a reused connection turned out dead: only the last
+	// attempt's bytes are the exchange's.
+	if h.conn != nil {
+		h.conn.detach(h.rec)
+	}
+	h.conn, h.rec = cc, rec
+	h.mu.Unlock()
+	cc.attach(rec)
+	h.x.mu.Lock()
+	if ap, err := netip.ParseAddrPort(cc.RemoteAddr().String()); err == nil {
+		h.x.remote = ap
+	}
+	h.x.tls = cc.tls
+	h.x.mu.Unlock()
+}
+
+// finish detaches the recorder and returns it; nil when no connection was
+// obtained.
+func (h *hop) finish() *recorder {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.conn == nil {
+		return nil
+	}
+	h.conn.detach(h.rec)
+	return h.rec
+}
+
+// reserve grows the recorder of the response once its head is parsed, so
+// that a body of known length is captured into one allocation.
+func (h *hop) reserve(contentLength int64) {
+	if contentLength <= 0 {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.conn == nil {
+		return
+	}
+	h.conn.mu.Lock()
+	defer h.conn.mu.Unlock()
+	if h.conn.rec == h.rec {
+		h.rec.reserve(contentLength)
+	}
 }
 
 func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -360,111 +435,94 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	// one, so that a hop that fails leaves no response behind it and the
 	// fetch is reported as failed rather than as the earlier 3xx.
 	x.mu.Lock()
-	x.resp, x.respHead, x.body, x.trunc, x.bodyErr, x.rawReq = nil, nil, nil, "", nil, nil
+	x.resp, x.respHead, x.body, x.trunc, x.bodyErr = nil, nil, nil, "", nil
+	x.rawReq, x.rawResp, x.rawTrunc, x.tls = nil, nil, "", nil
 	x.mu.Unlock()
-	// A transport may run the header hooks on another goroutine:
-	// http.Transport runs them on its write goroutine, which a server
-	// answering before reading the request can leave running after
-	// RoundTrip returns; rawReq has its own lock for that reason.
-	var rawReq lockedBuffer
-	requestLine := req.Method + " " + req.URL.RequestURI() + " HTTP/1.1\r\n"
+	if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
+		return nil, &UnsupportedSchemeError{Scheme: req.URL.Scheme}
+	}
+	if err := rt.f.checkTarget(req.Context(), req.URL); err != nil {
+		return nil, err
+	}
+	capLimit := rt.f.opts.MaxCaptureSize
+	if x.limit > rt.f.opts.MaxBodySize { // FetchBodyLimit for a sitemap
+		capLimit = max(capLimit, x.limit+1<<20)
+	}
+	h := &hop{limit: capLimit, x: x}
 	trace := &httptrace.ClientTrace{
-		GotConn: func(info httptrace.GotConnInfo) {
-			// Once per attempt: the transport retries an idempotent request
-			// whose reused keep-alive connection turned out dead, and only
-			// the last attempt's head is the one answered.
-			rawReq.reset(requestLine)
-			if ap, err := netip.ParseAddrPort(info.Conn.RemoteAddr().String()); err == nil {
-				x.mu.Lock()
-				x.remote = ap
-				x.mu.Unlock()
-			}
-		},
-		WroteHeaderField: func(key string, values []string) {
-			for _, v := range values {
-				rawReq.write(key, ": ", v, "\r\n")
-			}
-		},
-		WroteHeaders: func() { rawReq.write("\r\n") },
+		GotConn: h.gotConn,
 		GotFirstResponseByte: func() {
 			x.mu.Lock()
 			x.ttfb = time.Since(x.started)
 			x.mu.Unlock()
 		},
 	}
-	req = req.Clone(httptrace.WithClientTrace(req.Context(), trace))
-	if req.Header.Get("Accept-Encoding") == "" {
-		req.Header.Set("Accept-Encoding", "gzip")
-	}
+	req = req.WithContext(httptrace.WithClientTrace(req.Context(), trace))
 	resp, err := rt.next.RoundTrip(req)
 	if err != nil {
+		if rec := h.finish(); rec != nil && rec.size() > 0 && !isNetError(err) {
+			// Bytes came back but net/http could not parse a response
+			// from them (bad status line, oversized head, bad framing).
+			err = &ProtocolError{Err: err}
+		}
 		return nil, err
 	}
+	h.reserve(resp.ContentLength)
 	rb := readBody(resp, x.limit)
 	resp.Body.Close()
+	rec := h.finish()
 
 	head := responseHead(resp, rb.decoded)
 	x.mu.Lock()
-	x.rawReq = rawReq.bytes()
 	x.resp = resp
 	x.respHead = head
 	x.body = rb.body
 	x.trunc = rb.trunc
 	x.bodyErr = rb.err
+	if rec != nil {
+		x.rawReq, x.rawResp = rec.req, rec.response()
+		switch {
+		case rb.trunc != "":
+			x.rawTrunc = rb.trunc
+		case rec.cut:
+			x.rawTrunc = TruncatedLength
+		}
+	}
 	x.mu.Unlock()
 
-	// colly gets the status and header but an empty body. Fetch reads the
-	// Result from the exchange, never from colly's Response, so colly's
-	// copy of the body (and its re-encoding of non-UTF-8 pages) would be
-	// up to 2 x MaxBodySize of garbage per fetch for nothing. Uncompressed
-	// keeps colly from trying to gunzip (it does so for a Content-Encoding
-	// or Content-Type containing "gzip" and for *.xml.gz paths, after its
-	// size limit, unless Uncompressed). colly only reads the header, so it
-	// shares the Result's rather than a copy.
 	out := *resp
-	out.Uncompressed = true
 	out.ContentLength = 0
 	out.Body = http.NoBody
 	return &out, nil
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex // guards b
-	b  bytes.Buffer
-}
+// ProtocolError is the cause inside an *Error of KindProtocol when the
+// server's bytes were not an HTTP/1.x response net/http could parse.
+type ProtocolError struct{ Err error }
 
-func (l *lockedBuffer) write(parts ...string) {
-	l.mu.Lock()
-	for _, p := range parts {
-		l.b.WriteString(p)
-	}
-	l.mu.Unlock()
-}
+func (e *ProtocolError) Error() string { return "malformed response: " + e.Err.Error() }
+func (e *ProtocolError) Unwrap() error { return e.Err }
 
-func (l *lockedBuffer) reset(s string) {
-	l.mu.Lock()
-	l.b.Reset()
-	l.b.WriteString(s)
-	l.mu.Unlock()
-}
-
-func (l *lockedBuffer) bytes() []byte {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return bytes.Clone(l.b.Bytes())
+// isNetError reports whether err came from the connection rather than
+// from parsing: a timeout, a reset, an end of stream, a socket error.
+func isNetError(err error) bool {
+	var opErr *net.OpError
+	return isTimeout(err) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.As(err, &opErr) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 type readResult struct {
 	body    []byte
 	trunc   string // "" or a Truncated* reason
 	err     error  // why the body ended early, if it did
-	decoded bool   // the body was gzip-decoded
+	decoded bool   // the body was decoded from its content coding
 }
 
-// readBody reads resp's body, gzip-decoded when Content-Encoding says so,
-// keeping at most limit bytes of decoded content. Decoding under the limit
-// is what caps a gzip bomb: the decompressor is never asked for more than
-// limit+1 bytes.
+// readBody reads resp's body, decoded from its content coding when
+// Content-Encoding is gzip, x-gzip or deflate, keeping at most limit
+// bytes of decoded content. Decoding under the limit is what caps a
+// compression bomb: the decompressor is never asked for more than limit+1
+// bytes.
 func readBody(resp *http.Response, limit int64) readResult {
 	var rr readResult
 	var r io.Reader = resp.Body
@@ -476,11 +534,23 @@ func readBody(resp *http.Response, limit int64) readResult {
 			if errors.Is(err, io.EOF) {
 				return rr // an empty body labelled gzip
 			}
-			rr.trunc, rr.err = truncReason(err), &gzipError{err}
+			rr.trunc, rr.err = truncReason(err), &decodeError{"gzip", err}
 			return rr
 		}
 		defer zr.Close()
 		r = zr
+	case "deflate":
+		rr.decoded = true
+		dr, err := deflateReader(resp.Body)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return rr
+			}
+			rr.trunc, rr.err = truncReason(err), &decodeError{"deflate", err}
+			return rr
+		}
+		defer dr.Close()
+		r = dr
 	}
 	hint := int64(0)
 	if resp.ContentLength > 0 && !rr.decoded {
@@ -496,17 +566,32 @@ func readBody(resp *http.Response, limit int64) readResult {
 		rr.body, rr.trunc = rr.body[:limit], TruncatedLength
 	case err != nil:
 		rr.trunc, rr.err = truncReason(err), err
-		if rr.decoded && !errors.Is(err, io.ErrUnexpectedEOF) && !isTimeout(err) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
-			var ne net.Error
-			if !errors.As(err, &ne) {
-				rr.err = &gzipError{err}
-			}
+		if rr.decoded && !isNetError(err) {
+			rr.err = &decodeError{strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))), err}
 		}
 	}
 	if len(rr.body) == 0 {
 		rr.body = nil
 	}
 	return rr
+}
+
+// deflateReader decodes the "deflate" content coding: a zlib stream (RFC
+// 9110 section 8.4.1.2), or the raw DEFLATE stream that some servers send
+// instead, told apart by the zlib header's check bits.
+func deflateReader(body io.Reader) (io.ReadCloser, error) {
+	br := bufio.NewReader(body)
+	hdr, err := br.Peek(2)
+	if err != nil {
+		if len(hdr) == 0 {
+			return nil, err
+		}
+		return nil, io.ErrUnexpectedEOF
+	}
+	if hdr[0]&0x0f == 8 && (uint16(hdr[0])<<8|uint16(hdr[1]))%31 == 0 {
+		return zlib.NewReader(br)
+	}
+	return flate.NewReader(br), nil
 }
 
 // readUpTo reads r until EOF or max bytes, keeping the result at its exact
@@ -556,11 +641,14 @@ func truncReason(err error) string {
 	return TruncatedDisconnect
 }
 
-// gzipError marks a body whose gzip stream is corrupt.
-type gzipError struct{ err error }
+// decodeError marks a body whose content coding is corrupt.
+type decodeError struct {
+	coding string
+	err    error
+}
 
-func (e *gzipError) Error() string { return "gzip: " + e.err.Error() }
-func (e *gzipError) Unwrap() error { return e.err }
+func (e *decodeError) Error() string { return e.coding + ": " + e.err.Error() }
+func (e *decodeError) Unwrap() error { return e.err }
 
 // responseHead renders the status line and header fields of resp.
 func responseHead(resp *http.Response, decoded bool) []byte {

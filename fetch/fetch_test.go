@@ -124,7 +124,7 @@ func TestFetchHTML(t *testing.T) {
 		t.Errorf("timing: duration %v ttfb %v at %v", res.Duration, res.TTFB, res.FetchedAt)
 	}
 	req := string(res.RawRequest)
-	for _, want := range []string{"GET /dir/page?q=1 HTTP/1.1\r\n", "\r\nHost: " + srv.Listener.Addr().String() + "\r\n", "\r\nUser-Agent: testbot/1.0\r\n", "\r\nAccept-Encoding: gzip\r\n"} {
+	for _, want := range []string{"GET /dir/page?q=1 HTTP/1.1\r\n", "\r\nHost: " + srv.Listener.Addr().String() + "\r\n", "\r\nUser-Agent: testbot/1.0\r\n", "\r\nAccept-Encoding: gzip, deflate\r\n"} {
 		if !strings.Contains(req, want) {
 			t.Errorf("RawRequest %q lacks %q", req, want)
 		}
@@ -200,8 +200,8 @@ func TestFetchGzip(t *testing.T) {
 	page := []byte(`<html><a href="/zipped">z</a>` + strings.Repeat(" ", 5000) + `</html>`)
 	zipped := gzipBytes(t, page)
 	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Accept-Encoding") != "gzip" {
-			t.Errorf("Accept-Encoding = %q, want gzip", r.Header.Get("Accept-Encoding"))
+		if r.Header.Get("Accept-Encoding") != "gzip, deflate" {
+			t.Errorf("Accept-Encoding = %q, want gzip, deflate", r.Header.Get("Accept-Encoding"))
 		}
 		w.Header().Set("Content-Type", "text/html")
 		w.Header().Set("Content-Encoding", "gzip")
@@ -349,9 +349,20 @@ func TestFetchDrip(t *testing.T) {
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("drip fetch took %v, want about the 700ms timeout", d)
 	}
+	var fe *Error
+	if !errors.As(err, &fe) || fe.FetchedAt.Sub(start).Abs() > 100*time.Millisecond || fe.Duration < 600*time.Millisecond ||
+		res.Duration < 600*time.Millisecond || res.RawTruncated != TruncatedTime || !strings.HasPrefix(string(res.RawResponse), "HTTP/1.1 200 OK\r\n") {
+		t.Errorf("timed-out fetch: error %+v, result duration %v raw-truncated %q: want its start, its duration and the capture cut", fe, res.Duration, res.RawTruncated)
+	}
+	wantReadOnce(t, err, srv.URL+"/drip")
 
+	start = time.Now()
 	res, err = f.Fetch(context.Background(), srv.URL+"/silent")
 	wantKind(t, err, KindTimeout)
+	wantReadOnce(t, err, srv.URL+"/silent")
+	if !errors.As(err, &fe) || fe.Duration < 250*time.Millisecond || fe.FetchedAt.Sub(start).Abs() > 100*time.Millisecond {
+		t.Errorf("timed-out fetch: %+v, want its start and duration", fe)
+	}
 	if res != nil {
 		t.Errorf("result %+v for a server that never answered", res)
 	}
@@ -533,9 +544,13 @@ func TestFetchAddressPolicy(t *testing.T) {
 			continue // no IPv6 loopback here; the policy test for it is TestAddressBlockReason
 		}
 		wantKind(t, err, KindBlockedAddress)
+		wantReadOnce(t, err, u)
 		var be *BlockedAddressError
-		if !errors.As(err, &be) || be.Reason == "" {
+		if !errors.As(err, &be) || be.Reason == "" || !KindBlockedAddress.Permanent() {
 			t.Errorf("%s: no BlockedAddressError in %v", u, err)
+		}
+		if want := "refusing to connect to " + be.Reason + " address "; !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "dial tcp") {
+			t.Errorf("%q: want the refusal named once, without dial tcp", err)
 		}
 	}
 	if n := hits.Load(); n != 0 {
@@ -551,14 +566,47 @@ func TestFetchAddressPolicy(t *testing.T) {
 
 func TestFetchInvalidURL(t *testing.T) {
 	f := newTestFetcher(t, Options{})
-	for _, u := range []string{"", "ftp://example.com/", "http://", "http:///path", "://x", "mailto:a@b", "http://[::1", "http://a b/"} {
+	for _, u := range []string{"", "http://", "http:///path", "://x", "http://[::1", "http://a b/", "/relative"} {
 		res, err := f.Fetch(context.Background(), u)
 		if res != nil {
 			t.Errorf("Fetch(%q) returned a result", u)
 		}
-		if KindOf(err) != KindInvalidURL {
+		if KindOf(err) != KindInvalidURL || !KindOf(err).Permanent() {
 			t.Errorf("Fetch(%q) error %v, want kind invalid-url", u, err)
 		}
+		wantReadOnce(t, err, u)
+	}
+	for _, u := range []string{"ftp://example.com/", "mailto:a@b", "javascript:void(0)"} {
+		res, err := f.Fetch(context.Background(), u)
+		if res != nil || KindOf(err) != KindUnsupportedScheme || !errors.Is(err, ErrUnsupportedScheme) || !KindOf(err).Permanent() {
+			t.Errorf("Fetch(%q) = %v, %v; want kind unsupported-scheme", u, res, err)
+		}
+		wantReadOnce(t, err, u)
+	}
+}
+
+// wantReadOnce checks that an error message names its kind and the URL
+// once each and carries none of net/http's own wrapping (`Get "url"`).
+func wantReadOnce(t *testing.T, err error, rawURL string) {
+	t.Helper()
+	if err == nil {
+		t.Errorf("%s: no error", rawURL)
+		return
+	}
+	msg := err.Error()
+	kind := KindOf(err).String()
+	if !strings.HasPrefix(msg, "fetch: "+kind+" "+rawURL+": ") {
+		t.Errorf("%q does not start with %q", msg, "fetch: "+kind+" "+rawURL+": ")
+	}
+	if rawURL != "" && strings.Count(msg, rawURL) != 1 {
+		t.Errorf("%q names %q %d times", msg, rawURL, strings.Count(msg, rawURL))
+	}
+	if strings.Count(msg, "fetch:") != 1 || strings.Contains(msg, `Get "`) {
+		t.Errorf("%q repeats its wrapping", msg)
+	}
+	var fe *Error
+	if errors.As(err, &fe) && fe.FetchedAt.IsZero() && KindOf(err) != KindInvalidURL && KindOf(err) != KindUnsupportedScheme {
+		t.Errorf("%q: FetchedAt not set", msg)
 	}
 }
 
@@ -577,7 +625,14 @@ func TestFetchDNS(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_, err = f.Fetch(ctx, "http://host.does-not-exist.invalid/")
-	wantKind(t, err, KindDNS)
+	wantKind(t, err, KindDNSNotFound)
+	wantReadOnce(t, err, "http://host.does-not-exist.invalid/")
+	if !KindDNSNotFound.Permanent() || KindDNS.Permanent() || Transient(err) {
+		t.Errorf("NXDOMAIN must be permanent and a failed lookup not")
+	}
+	if want := "lookup host.does-not-exist.invalid"; !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "dial tcp") {
+		t.Errorf("%q: want the lookup named once, without dial tcp", err)
+	}
 }
 
 func TestFetchTLS(t *testing.T) {
@@ -591,7 +646,12 @@ func TestFetchTLS(t *testing.T) {
 
 	// The test server's certificate is self-signed: refused by default.
 	_, err := newTestFetcher(t, Options{}).Fetch(context.Background(), srv.URL+"/")
-	wantKind(t, err, KindTLS)
+	wantKind(t, err, KindCertificate)
+	wantReadOnce(t, err, srv.URL+"/")
+	var certErr *tls.CertificateVerificationError
+	if !errors.As(err, &certErr) || !KindCertificate.Permanent() || !strings.Contains(err.Error(), "--ca-file") || !strings.Contains(err.Error(), "--insecure-skip-verify") {
+		t.Errorf("%q: want a permanent certificate error naming --ca-file and --insecure-skip-verify", err)
+	}
 
 	pool := x509.NewCertPool()
 	pool.AddCert(srv.Certificate())
@@ -602,6 +662,12 @@ func TestFetchTLS(t *testing.T) {
 	}
 	if res.Proto != "HTTP/1.1" || hrefs(res.Links) != "a:/secure" || !strings.HasPrefix(string(res.RawRequest), "GET / HTTP/1.1\r\n") {
 		t.Errorf("proto %q links %q request %q", res.Proto, hrefs(res.Links), res.RawRequest)
+	}
+	if res.TLS == nil || res.TLS.Version < tls.VersionTLS12 || res.TLS.CipherSuite == 0 || !res.TLS.HandshakeComplete {
+		t.Errorf("TLS state %+v, want the handshake's", res.TLS)
+	}
+	if !strings.HasPrefix(string(res.RawResponse), "HTTP/1.1 200 OK\r\n") || !strings.HasSuffix(string(res.RawResponse), `<a href="/secure">`) {
+		t.Errorf("RawResponse %q, want the plaintext response", res.RawResponse)
 	}
 }
 

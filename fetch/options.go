@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"time"
 )
 
@@ -45,6 +46,15 @@ type Options struct {
 	// decompression; a longer body is cut there and the Result is marked
 	// Truncated "length". Default 10 MiB.
 	MaxBodySize int64
+	// MaxCaptureSize caps the bytes kept of each request and of each
+	// response as they crossed the wire (Result.RawRequest, RawResponse):
+	// head, transfer coding and content coding included. A response cut
+	// there is still read (Body may be complete) and RawTruncated is
+	// "length". Default MaxBodySize + 1 MiB, room for a head and the chunk
+	// framing of an uncompressed body of MaxBodySize; a compressed body
+	// decodes to more than it weighs on the wire, so it fits too.
+	// FetchBodyLimit with a larger limit raises the cap to limit + 1 MiB.
+	MaxCaptureSize int64
 	// MaxRobotsSize caps a robots.txt body (RFC 9309 section 2.5 requires at
 	// least 500 KiB to be parsed). Default 500 KiB.
 	MaxRobotsSize int64
@@ -89,10 +99,34 @@ type Options struct {
 
 	// Resolver resolves host names. Default net.DefaultResolver.
 	Resolver *net.Resolver
-	// TLSConfig configures TLS connections (custom root CAs, client
-	// certificates). It is cloned. Default nil: the system roots. Its
-	// NextProtos are replaced: fetch speaks HTTP/1.1 only.
+	// TLSConfig configures the TLS connections of https:// fetches: its
+	// RootCAs (a private CA: nil means the system roots), Certificates
+	// (client certificates), InsecureSkipVerify (nothing verified: a
+	// crawl of a test site only), MinVersion and the like. It is cloned
+	// by New. Its NextProtos are cleared, as fetch speaks HTTP/1.1 only,
+	// and an empty ServerName is the URL's host. Default nil: Go's
+	// defaults with the system roots.
 	TLSConfig *tls.Config
+
+	// Proxy, when set, is an HTTP forward proxy every request goes
+	// through, robots.txt and sitemaps included:
+	// http://[user:password@]host[:port]. http:// URLs are sent to it in
+	// absolute form; https:// ones through a CONNECT tunnel, inside
+	// which fetch runs TLS with the origin, so RawRequest and RawResponse
+	// are the origin's exchange and never the proxy's reply to CONNECT.
+	// The userinfo is sent as Basic Proxy-Authorization. The address
+	// policy does not apply to the proxy itself (it was chosen by whoever
+	// configured the crawl); for the target, which the proxy resolves,
+	// fetch resolves the host too and refuses it when any of its
+	// addresses is refused (unless AllowPrivate). What it cannot check:
+	// the address the proxy actually connects to, which may differ from
+	// the crawler's answer (another resolver, a record that changed in
+	// between). net/http pools all http:// targets of a proxy on the
+	// proxy's connections, so with a proxy MaxConnsPerHost is not applied
+	// (it would cap the whole crawl): a crawl's politeness keeps its own
+	// per-host limit. Default nil: direct connections; environment
+	// variables (HTTP_PROXY ...) are never read.
+	Proxy *url.URL
 }
 
 // EnsureDefaults sets every zero field of o to its documented default.
@@ -105,6 +139,9 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.MaxBodySize == 0 {
 		o.MaxBodySize = DefaultMaxBodySize
+	}
+	if o.MaxCaptureSize == 0 {
+		o.MaxCaptureSize = o.MaxBodySize + 1<<20
 	}
 	if o.MaxRobotsSize == 0 {
 		o.MaxRobotsSize = DefaultMaxRobotsSize
@@ -147,6 +184,8 @@ func (o *Options) Validate() error {
 	switch {
 	case o.MaxBodySize < 0:
 		return fmt.Errorf("%w: MaxBodySize %d is negative", ErrInvalidOptions, o.MaxBodySize)
+	case o.MaxCaptureSize < 0:
+		return fmt.Errorf("%w: MaxCaptureSize %d is negative", ErrInvalidOptions, o.MaxCaptureSize)
 	case o.MaxRobotsSize < 0:
 		return fmt.Errorf("%w: MaxRobotsSize %d is negative", ErrInvalidOptions, o.MaxRobotsSize)
 	case o.MaxRobotsRedirects < 0:
@@ -157,6 +196,11 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("%w: negative timeout", ErrInvalidOptions)
 	case o.MaxConnsPerHost < 0:
 		return fmt.Errorf("%w: MaxConnsPerHost %d is negative", ErrInvalidOptions, o.MaxConnsPerHost)
+	}
+	if p := o.Proxy; p != nil {
+		if p.Scheme != "http" || p.Host == "" || p.Hostname() == "" || (p.Path != "" && p.Path != "/") || p.RawQuery != "" {
+			return fmt.Errorf("%w: Proxy %q is not http://[user:password@]host[:port]", ErrInvalidOptions, p.Redacted())
+		}
 	}
 	for _, r := range o.UserAgent {
 		if r < 0x20 || r == 0x7f {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -14,7 +15,7 @@ import (
 )
 
 // ErrRobotsServerError is wrapped by the error FetchRobots returns when the
-// server answered robots.txt with a 5xx status.
+// server answered robots.txt with a 5xx status or 429 Too Many Requests.
 var ErrRobotsServerError = errors.New("fetch: robots.txt server error")
 
 // RobotsURL returns the robots.txt URL governing siteURL: same scheme, host
@@ -35,9 +36,12 @@ func RobotsURL(siteURL string) (*url.URL, error) {
 //
 //   - 2xx: the parsed file (cut at MaxRobotsSize, a cut line dropped);
 //   - 3xx left after the redirect limit, or 4xx: allow all ("unavailable");
-//   - 5xx, or no response (DNS, connect, timeout, blocked address, reset
-//     mid-body): disallow all ("unreachable"), with a non-nil error saying
-//     why (ErrRobotsServerError for a 5xx, an *Error otherwise).
+//   - 5xx or 429 Too Many Requests, or no response (DNS, connect, timeout,
+//     blocked address, reset mid-body): disallow all ("unreachable"), with
+//     a non-nil error saying why (ErrRobotsServerError for a 5xx or 429,
+//     an *Error otherwise). A 429 is a server asking to be left alone, not
+//     a missing file: it is treated like a 5xx (RFC 9309 section 2.3.1.4
+//     leaves it open; Google does the same).
 //
 // The *Result is the final hop's exchange, for archiving; nil when there
 // was no response.
@@ -66,7 +70,7 @@ func (f *Fetcher) FetchRobots(ctx context.Context, siteURL string) (*Robots, *Re
 			}
 		}
 		return parseRobots(body, f.opts.MaxRobotsSize), res, nil
-	case res.Status >= 500:
+	case res.Status >= 500, res.Status == http.StatusTooManyRequests:
 		return DisallowAllRobots(), res, fmt.Errorf("%w: %s answered %d", ErrRobotsServerError, raw, res.Status)
 	default:
 		return AllowAllRobots(), res, nil

@@ -53,6 +53,10 @@ func TestFetchRobots(t *testing.T) {
 		{"2.3.1.3 404 allows all", func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) }, true, true, nil, 0, "", -1},
 		{"2.3.1.3 403 allows all", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(403) }, true, true, nil, 0, "", -1},
 		{"2.3.1.4 500 disallows all", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) }, false, false, ErrRobotsServerError, 0, "", -1},
+		{"429 disallows all, like a 5xx", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Retry-After", "120")
+			w.WriteHeader(http.StatusTooManyRequests)
+		}, false, false, ErrRobotsServerError, 0, "", -1},
 		{"2.3.1.4 503 disallows all", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) }, false, false, ErrRobotsServerError, 0, "", -1},
 		{"2.3.1.2 five redirects followed", redirects(5), false, true, nil, 0, "", len(rules)},
 		{"2.3.1.2 six redirects: unavailable", redirects(6), true, true, nil, 0, "", -1},
@@ -134,7 +138,7 @@ func TestFetchRobotsUnreachable(t *testing.T) {
 	if !r.DisallowsAll() {
 		t.Errorf("robots.txt redirected to a refused port must mean disallow all")
 	}
-	if _, _, err := f.FetchRobots(context.Background(), "ftp://x/"); KindOf(err) != KindInvalidURL {
+	if _, _, err := f.FetchRobots(context.Background(), "ftp://x/"); KindOf(err) != KindUnsupportedScheme {
 		t.Errorf("invalid site URL: err %v", err)
 	}
 }

@@ -3,12 +3,15 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -33,6 +36,12 @@ type crawlCommand struct {
 	cpuProfile string
 	cpus       int
 	monitor    monitorFlags
+	// proxy, caFile and insecure are turned into fetch options by
+	// applyNetFlags once the flags are parsed: a proxy URL is kept as a
+	// string until then, so that a parse error never echoes its password.
+	proxy    string
+	caFile   string
+	insecure bool
 }
 
 // crawlFlags defines the flags of "crawler crawl" on fs, writing into c.
@@ -71,6 +80,9 @@ func crawlFlags(fs *flag.FlagSet, c *crawlCommand) {
 	f := &o.Fetch
 	fs.StringVar(&f.UserAgent, "user-agent", fetch.DefaultUserAgent, "User-Agent header; its product token is matched against robots.txt")
 	fs.BoolVar(&f.AllowPrivate, "allow-private", false, "allow connecting to loopback, private and link-local addresses (local sites, tests)")
+	fs.StringVar(&c.proxy, "proxy", "", "send every request (pages, robots.txt, sitemaps) through this HTTP proxy, http://[user:password@]host:port: http:// URLs in absolute form, https:// ones through CONNECT; the password is never shown. Targets are still checked against the address policy, as the crawler resolves them")
+	fs.StringVar(&c.caFile, "ca-file", "", "PEM file of CA certificates trusted for https:// besides the system's (a private CA); a file without a certificate is an error at start")
+	fs.BoolVar(&c.insecure, "insecure-skip-verify", false, "do not verify https:// certificates at all (a test site only: anyone on the path can pose as the server); logged once at start")
 	durationVar(fs, &f.FetchTimeout, "fetch-timeout", fetch.DefaultFetchTimeout, "time limit of one whole fetch")
 	fs.Int64Var(&f.MaxBodySize, "max-body-size", fetch.DefaultMaxBodySize, "most bytes of a response body kept, counted after decompression; a longer body is cut there and logged as truncated")
 	fs.IntVar(&f.MaxOutlinks, "max-outlinks", fetch.DefaultMaxOutlinks, "most links kept per page, in document order, like Nutch's db.max.outlinks.per.page (-1: no limit)")
@@ -169,6 +181,9 @@ func runCrawl(ctx context.Context, e env, args []string) (err error) {
 	if o.Logger, err = newLogger(stderr, c.monitor.logFormat); err != nil {
 		return err
 	}
+	if err := c.applyNetFlags(o.Logger); err != nil {
+		return err
+	}
 	mon, monLn, err := c.monitor.startMonitor(o.Logger)
 	if err != nil {
 		return err
@@ -224,6 +239,50 @@ func runCrawl(ctx context.Context, e env, args []string) (err error) {
 	if noSeed {
 		return &noSeedError{err: err}
 	}
+	return nil
+}
+
+// applyNetFlags sets the fetch options of --proxy, --ca-file and
+// --insecure-skip-verify.
+func (c *crawlCommand) applyNetFlags(logger *slog.Logger) error {
+	f := &c.opts.Fetch
+	if c.proxy != "" {
+		u, err := url.Parse(c.proxy)
+		if err != nil || u.Scheme != "http" || u.Host == "" {
+			shown := "(unparsable)"
+			if err == nil {
+				shown = u.Redacted()
+			}
+			return fmt.Errorf("%w: --proxy %s: want http://[user:password@]host:port", errUsage, shown)
+		}
+		f.Proxy = u
+	}
+	if c.caFile == "" && !c.insecure {
+		return nil
+	}
+	cfg := &tls.Config{}
+	if f.TLSConfig != nil {
+		cfg = f.TLSConfig.Clone()
+	}
+	if c.caFile != "" {
+		pem, err := os.ReadFile(c.caFile)
+		if err != nil {
+			return fmt.Errorf("%w: --ca-file: %v", errUsage, err)
+		}
+		pool, err := x509.SystemCertPool()
+		if err != nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return fmt.Errorf("%w: --ca-file %s holds no PEM certificate", errUsage, c.caFile)
+		}
+		cfg.RootCAs = pool
+	}
+	if c.insecure {
+		cfg.InsecureSkipVerify = true
+		logger.Warn("--insecure-skip-verify: https:// certificates are not verified; anyone on the path can pose as a crawled server")
+	}
+	f.TLSConfig = cfg
 	return nil
 }
 

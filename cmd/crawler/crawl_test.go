@@ -434,3 +434,41 @@ func TestCrawlWarnsWhenFilterOverfull(t *testing.T) {
 		}
 	}
 }
+
+// TestCrawlNetFlags: --proxy, --ca-file and --insecure-skip-verify are
+// checked at start with a clear message, and a proxy password is never
+// shown.
+func TestCrawlNetFlags(t *testing.T) {
+	dir := t.TempDir()
+	seeds := writeSeeds(t, dir, []string{"http://127.0.0.1:1/"})
+	notPEM := filepath.Join(dir, "not.pem")
+	if err := os.WriteFile(notPEM, []byte("not a certificate\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--seeds", seeds, "--out", dir, "--proxy", "socks5://u:s3cret@p:1080"}, 2, "--proxy socks5://u:xxxxx@p:1080"},
+		{[]string{"--seeds", seeds, "--out", dir, "--proxy", "http://u:s3cret@p:3128/path"}, 2, "Proxy"},
+		{[]string{"--seeds", seeds, "--out", dir, "--proxy", "http://u:s3cret@[bad"}, 2, "--proxy (unparsable)"},
+		{[]string{"--seeds", seeds, "--out", dir, "--ca-file", notPEM}, 2, "holds no PEM certificate"},
+		{[]string{"--seeds", seeds, "--out", dir, "--ca-file", filepath.Join(dir, "absent.pem")}, 2, "no such file"},
+	}
+	for _, tc := range tests {
+		code, stdout, stderr := runCrawler(t, context.Background(), tc.args...)
+		if code != tc.code || !strings.Contains(stderr, tc.want) {
+			t.Errorf("crawl %v: exit %d, stderr %q; want %d and %q", tc.args, code, stderr, tc.code, tc.want)
+		}
+		if strings.Contains(stdout+stderr, "s3cret") {
+			t.Errorf("crawl %v: the proxy password is shown: %q", tc.args, stdout+stderr)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, _, stderr := runCrawler(t, ctx, "--seeds", seeds, "--out", t.TempDir(), "--insecure-skip-verify", "--max-retries", "-1", "--progress-interval", "-1")
+	if n := strings.Count(stderr, "--insecure-skip-verify"); n != 1 || !strings.Contains(stderr, "WARN") {
+		t.Errorf("--insecure-skip-verify: warned %d times, want one WARN line:\n%s", n, stderr)
+	}
+}
