@@ -86,9 +86,9 @@ func TestRevisitsCompareWirePayloads(t *testing.T) {
 	var refs []storage.WARCRef
 	for _, r := range responses {
 		res := &fetch.Result{URL: "http://wire.test" + r.path, Status: 200, FetchedAt: date, Body: []byte(page),
-			RawRequest: []byte("GET " + r.path + " HTTP/1.1\r\nHost: wire.test\r\nAccept-Encoding: gzip\r\n\r\n")}
+			RawRequest: []byte("GET " + r.path + " HTTP/1.1\r\nHost: wire.test\r\nAccept-Encoding: gzip\r\n\r\n"), RawResponse: []byte(r.raw)}
 		var le storage.Entry
-		ref, err := c.archiveResponse(ctx, rawExchange(res, []byte(r.raw), ""), res, &le)
+		ref, err := c.archiveResponse(ctx, exchange(res), res, &le)
 		if err != nil {
 			t.Fatalf("%s: %v", r.path, err)
 		}
@@ -205,8 +205,8 @@ func TestPayloadIndexPreviousFormat(t *testing.T) {
 	}
 	// The first archived response reports the drop.
 	raw := "HTTP/1.1 200 OK\r\nContent-Length: 20\r\n\r\n01234567890123456789"
-	res := &fetch.Result{URL: "http://new/2", Status: 200, FetchedAt: date, RawRequest: []byte("GET /2 HTTP/1.1\r\nHost: new\r\n\r\n")}
-	if _, err := c.archiveResponse(ctx, rawExchange(res, []byte(raw), ""), res, &storage.Entry{}); err != nil {
+	res := &fetch.Result{URL: "http://new/2", Status: 200, FetchedAt: date, RawRequest: []byte("GET /2 HTTP/1.1\r\nHost: new\r\n\r\n"), RawResponse: []byte(raw)}
+	if _, err := c.archiveResponse(ctx, exchange(res), res, &storage.Entry{}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(logs.String(), "previous format dropped") || !strings.Contains(logs.String(), fmt.Sprintf("digests=%d", old)) {

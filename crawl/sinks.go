@@ -66,23 +66,18 @@ func (discardArchive) Write(*storage.Exchange) (storage.WARCRef, error) {
 }
 func (discardArchive) Sync() error { return nil }
 
-// exchange is the WARC view of a fetch.
-func exchange(res *fetch.Result) *storage.Exchange {
-	return rawExchange(res, nil, "") // TODO(lead): after the fetch merge: rawExchange(res, res.RawResponse, res.RawTruncated)
-}
-
-// rawExchange is the WARC view of a fetch whose response was captured as
-// raw, the bytes read from the connection, cut for rawTrunc (a
-// WARC-Truncated value; empty when whole). The response record's block is
-// raw. Without raw, it is the parsed head and the decoded body
-// (RawResponseHead and Body).
+// exchange is the WARC view of a fetch: the response record's block is
+// res.RawResponse, the bytes read from the connection. A Result without
+// them (one built by hand, as some tests and embedders do) is archived as
+// its parsed head and decoded body (RawResponseHead and Body).
 //
 // A record has one WARC-Truncated: the capture's own reason first (it is
 // about the bytes in the record), then the body's (a body cut at
 // MaxBodySize or by a deadline stops the read, and so the capture), then
 // the writer's own finding when the bytes end before their framing does
 // ("unspecified", see storage.Exchange.Truncated).
-func rawExchange(res *fetch.Result, raw []byte, rawTrunc string) *storage.Exchange {
+func exchange(res *fetch.Result) *storage.Exchange {
+	raw, rawTrunc := res.RawResponse, res.RawTruncated
 	ex := &storage.Exchange{
 		TargetURI:   res.URL,
 		Date:        res.FetchedAt,
