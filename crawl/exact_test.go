@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/layercrawl/layercrawl/internal/testweb"
 )
@@ -72,12 +73,15 @@ func sampleOf(s []string) []string { return s[:min(len(s), 5)] }
 // A crawl resumes in the mode it began in: a state begun with FilterOnly
 // (as every state from before the exact check was the default) resumes
 // filter-only under the default options, one begun exact resumes exact,
-// and FilterOnly on a resumed exact crawl ends the check.
+// and FilterOnly on a resumed exact crawl ends the check. The filter's
+// salt differs from crawl to crawl and is kept by a resumed one.
 func TestExactDedupResumeMode(t *testing.T) {
 	w, _ := startWeb(t, testweb.Options{Seed: 16, Hosts: 2, Pages: 100}, testweb.ExpectOptions{})
-	crawlIn := func(dir string, maxPages int64, filterOnly bool) Stats {
+	salts := map[uint64]bool{}
+	crawlIn := func(dir string, maxPages int64, filterOnly bool) (Stats, uint64) {
 		t.Helper()
-		o := Options{Seeds: w.Seeds(), Dir: dir, Concurrency: 2, ExpectedURLs: 1000, MaxPages: maxPages, FilterOnly: filterOnly}
+		o := Options{Seeds: w.Seeds(), Dir: dir, Concurrency: 2, ExpectedURLs: 1000, MaxPages: maxPages, FilterOnly: filterOnly,
+			CheckpointInterval: time.Millisecond} // a snapshot, which holds the salt
 		o.Politeness.Delay = -1
 		o.Fetch.AllowPrivate = true
 		o.Fetch.Resolver = w.Resolver()
@@ -85,7 +89,7 @@ func TestExactDedupResumeMode(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Run: %v", err)
 		}
-		return c.Stats()
+		return c.Stats(), c.filter.salt()
 	}
 	for _, tc := range []struct {
 		name                string
@@ -97,12 +101,20 @@ func TestExactDedupResumeMode(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			if s := crawlIn(dir, 10, tc.begin); s.FilterOnly != tc.begin {
+			s, salt := crawlIn(dir, 10, tc.begin)
+			if s.FilterOnly != tc.begin {
 				t.Fatalf("first run: FilterOnly %v, want %v", s.FilterOnly, tc.begin)
 			}
-			s := crawlIn(dir, 0, tc.resume)
+			if salts[salt] {
+				t.Errorf("salt %#x again in a new crawl", salt)
+			}
+			salts[salt] = true
+			s, again := crawlIn(dir, 0, tc.resume)
 			if !s.Resumed || s.FilterOnly != tc.want {
 				t.Errorf("resumed %v: FilterOnly %v, want %v", s.Resumed, s.FilterOnly, tc.want)
+			}
+			if s.Checkpoint == 0 || again != salt {
+				t.Errorf("resumed after checkpoint %d: salt %#x, want %#x", s.Checkpoint, again, salt)
 			}
 		})
 	}

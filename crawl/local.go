@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"path/filepath"
 	"time"
 
@@ -316,13 +317,28 @@ type localSeen struct {
 	grow  *mlbf.Scalable
 }
 
+//
+// A new filter gets a random salt (mlbf.Options.Salt), saved with it in
+// every snapshot and so kept by a resumed crawl (one resumed before its
+// first snapshot rebuilds its filter from the journal, under a new salt):
+// the URLs the filter takes for seen though new differ from crawl to
+// crawl, so that in filter-only mode no URL is lost by every crawl.
 func newLocalSeen(o Options) (*localSeen, error) {
+	salt := rand.Uint64() | 1 // never 0, the unsalted filter
 	if o.FixedFilter {
-		f, err := mlbf.NewConcurrent(mlbf.Options{ExpectedURLs: o.ExpectedURLs, FalsePositiveRate: o.FalsePositiveRate})
+		f, err := mlbf.NewConcurrent(mlbf.Options{ExpectedURLs: o.ExpectedURLs, FalsePositiveRate: o.FalsePositiveRate, Salt: salt})
 		return &localSeen{fixed: f}, err
 	}
-	s, err := mlbf.NewScalable(mlbf.ScalableOptions{ExpectedURLs: o.ExpectedURLs, FalsePositiveRate: o.FalsePositiveRate})
+	s, err := mlbf.NewScalable(mlbf.ScalableOptions{ExpectedURLs: o.ExpectedURLs, FalsePositiveRate: o.FalsePositiveRate, Salt: salt})
 	return &localSeen{grow: s}, err
+}
+
+// salt returns the filter's hash salt.
+func (s *localSeen) salt() uint64 {
+	if s.grow != nil {
+		return s.grow.Salt()
+	}
+	return s.fixed.Salt()
 }
 
 func (s *localSeen) TestAndAdd(_ context.Context, seg []string) (bool, error) {
