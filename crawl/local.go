@@ -317,7 +317,6 @@ type localSeen struct {
 	grow  *mlbf.Scalable
 }
 
-//
 // A new filter gets a random salt (mlbf.Options.Salt), saved with it in
 // every snapshot and so kept by a resumed crawl (one resumed before its
 // first snapshot rebuilds its filter from the journal, under a new salt):

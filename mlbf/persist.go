@@ -28,8 +28,8 @@ const (
 	formatVersion = 1
 	// formatSalted is the version of a file with a salt.
 	formatSalted = 2
-	kindFilter    = 1
-	kindClassic   = 2
+	kindFilter   = 1
+	kindClassic  = 2
 	// hashIDCode is HashID's code in the format.
 	hashIDCode   = 1
 	headerFixed  = 4 + 2 + 1 + 1 + 4 + 4 + 4 + 4
