@@ -353,7 +353,9 @@ func printSummary(w io.Writer, cr *crawl.Crawler, interrupted bool) {
 		fmt.Fprintf(w, "  duplicate filter  %.0f URLs, estimated false-positive rate %.3g (target %g at %d URLs, fixed size)\n",
 			f.EstimatedURLs, f.FalsePositiveRate, f.Target, f.ExpectedURLs)
 	}
-	if s.FilterOnly {
+	if s.FilterOnly && s.Filter.FalsePositiveRate == 0 && s.Filter.EstimatedURLs == 0 {
+		fmt.Fprintf(w, "  pages lost        to the duplicate filter's false positives: not estimated (filter-only; its rate is unknown)\n")
+	} else if s.FilterOnly {
 		fmt.Fprintf(w, "  pages lost        about %.0f to the duplicate filter's false positives (estimated; filter-only)\n", s.LostToFilter)
 	} else if s.Pages > 0 || s.New > 0 {
 		fmt.Fprintf(w, "  pages lost        0 to the duplicate filter: exact dedup caught %d false positives and queued them, of %d \"maybe seen\" answers checked (%d on disk, %d fingerprints in memory)\n",
