@@ -119,3 +119,36 @@ func TestExactDedupResumeMode(t *testing.T) {
 		})
 	}
 }
+
+// Two filter-only crawls of one web, one worker each so that they discover
+// URLs in the same order, lose different URLs to the filter's false
+// positives: each crawl salts its filter afresh, so that no URL is lost by
+// every crawl (unsalted, both would lose exactly the same ones).
+func TestFilterOnlySaltedLosses(t *testing.T) {
+	w, expect := startWeb(t, testweb.Options{Seed: 17, Hosts: 4, Pages: 1500}, testweb.ExpectOptions{})
+	want := expect.Fetched()
+	lost := func() []string {
+		entries, c, _ := crawlWeb(t, w, func(o *Options) {
+			o.ExpectedURLs, o.FalsePositiveRate, o.FixedFilter, o.FilterOnly = uint64(len(want)), 0.05, true, true
+			o.Concurrency = 1
+		})
+		if s := c.Stats(); !s.FilterOnly || s.LostToFilter == 0 {
+			t.Errorf("filter-only %v, estimated lost %g", s.FilterOnly, s.LostToFilter)
+		}
+		return missingFrom(want, fetchedURLs(entries))
+	}
+	a, b := lost(), lost()
+	if len(a) == 0 || len(b) == 0 {
+		t.Fatalf("lost %d and %d URLs: the filter is too good for the test", len(a), len(b))
+	}
+	if slices.Equal(a, b) {
+		t.Errorf("both crawls lost the same %d URLs: %v", len(a), sampleOf(a))
+	}
+	both := 0
+	for _, u := range a {
+		if slices.Contains(b, u) {
+			both++
+		}
+	}
+	t.Logf("lost %d and %d of %d URLs, %d by both", len(a), len(b), len(want), both)
+}
