@@ -142,7 +142,7 @@ type Options struct {
 	// effect, and with FilterOnly, or in Redis mode, it is an error.
 	ExactDedup bool
 	// ExactMemory bounds the memory tables of the exact check's
-	// fingerprints, in bytes (10.7 to 21.3 bytes per URL): past it the
+	// fingerprints, in bytes (10 to 20 bytes per URL): past it the
 	// checks they cannot answer are looked up in the store, a point lookup
 	// each. Default: 16 bytes per ExpectedURLs, at least 64 MiB (160 MB at
 	// the default 10M, enough for at least 8 million URLs).

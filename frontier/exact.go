@@ -18,8 +18,9 @@ const prefixFingerprint = "f/"
 const exactStripes = 64
 
 // DefaultExactMemory is Options.ExactMemory's default: 64 MiB of
-// fingerprint tables, which hold at least 3.3 million URLs in memory (6.7
-// million just before a table doubles).
+// fingerprint tables, which hold 6.7 million URLs in memory. (A bound of B
+// bytes holds at least B/20 URLs: a stripe's table doubles in powers of
+// two, and spills when it is 80% full and doubling would pass its share.)
 const DefaultExactMemory = 64 << 20
 
 // exactSet is the set of 64-bit URL fingerprints behind
@@ -53,9 +54,9 @@ const DefaultExactMemory = 64 << 20
 // fate minutes after its page was parsed. Here a page's links are decided,
 // queued and made durable before Done returns (the checkpoint and resume
 // guarantees rest on that), and a batch is one page's links, a few dozen.
-// The memory tables cost 10.7 to 21.3 bytes per URL (the load factor runs
-// from 0.4 to 0.8 between doublings), a little more than the filter's
-// 2.2 bytes per URL.
+// The memory tables cost 10 to 20 bytes per URL (the load factor runs
+// from 0.4 to 0.8 between doublings), against the filter's 2.2 bytes per
+// URL at 0.1%.
 type exactSet struct {
 	store   Store
 	stripes [exactStripes]exactStripe

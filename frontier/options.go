@@ -229,7 +229,7 @@ type Options struct {
 	// ExactMemory bounds the memory tables of ExactDedup's fingerprints,
 	// in bytes: while they fit, a "maybe seen" answer is checked in
 	// memory; past it (a stripe at a time), in the store. Default
-	// DefaultExactMemory (64 MiB, at least 3.3 million URLs); negative:
+	// DefaultExactMemory (64 MiB: 6.7 million URLs); negative:
 	// every check goes to the store.
 	ExactMemory int64
 }
