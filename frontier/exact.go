@@ -136,28 +136,30 @@ func (x *exactSet) remember(s *exactStripe, fp uint64) bool {
 // seen-set's answer maybe. The caller holds fp's stripe (lock). A URL it
 // reports new is in the table, or pending until committed (or forever, if
 // the frontier breaks first).
+//
+// A "new" answer is final and is not checked: so two URLs whose
+// fingerprints collide lose one of them only if the filter also answers
+// "maybe seen" for it (docs/DESIGN.md, "Exact dedup").
 func (x *exactSet) check(fp uint64, maybe bool) (seen bool, err error) {
 	s := x.stripe(fp)
 	if maybe {
 		x.checks.Add(1)
-	}
-	if s.table.has(fp) {
-		return true, nil
-	}
-	if _, ok := s.pending[fp]; ok {
-		return true, nil
-	}
-	if maybe && s.spilled {
-		x.lookups.Add(1)
-		_, err := x.store.Get(fingerprintKey(fp))
-		if err == nil {
+		if s.table.has(fp) {
 			return true, nil
 		}
-		if !errors.Is(err, ErrNotFound) {
-			return false, err
+		if _, ok := s.pending[fp]; ok {
+			return true, nil
 		}
-	}
-	if maybe {
+		if s.spilled {
+			x.lookups.Add(1)
+			_, err := x.store.Get(fingerprintKey(fp))
+			if err == nil {
+				return true, nil
+			}
+			if !errors.Is(err, ErrNotFound) {
+				return false, err
+			}
+		}
 		x.caught.Add(1)
 	}
 	if !x.remember(s, fp) {
