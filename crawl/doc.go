@@ -83,12 +83,16 @@
 //     replayed on resume. A missing or stale snapshot is ErrCorruptState,
 //     never a silent restart.
 //   - The filter may take a new URL for a seen one (a false positive, at
-//     about FalsePositiveRate once ExpectedURLs are in it); that URL is
-//     then not fetched. Stats.Filter estimates the rate as the crawl goes.
-//     With Options.ExactDedup every "maybe seen" answer is checked
-//     against fingerprints of the queued URLs kept in the state, written
-//     with the queue, and no URL is lost (Stats.FalsePositives counts the
-//     rescued ones).
+//     about FalsePositiveRate once ExpectedURLs are in it). By default a
+//     local crawl checks every "maybe seen" answer the link cache does not
+//     confirm against 64-bit fingerprints of the queued URLs, held in
+//     memory (up to Options.ExactMemory) and kept in the state, written
+//     with the queue, so no URL is lost (Stats.FalsePositives counts the
+//     rescued ones). With Options.FilterOnly (and always in Redis mode)
+//     the filter decides alone and its false positives are not fetched;
+//     Stats.LostToFilter estimates them. Each new crawl salts the filter's
+//     hashes afresh (kept in its snapshots), so that the URLs lost differ
+//     from crawl to crawl.
 //   - A full disk ends the crawl with an error matching syscall.ENOSPC
 //     and naming the path; the embedded store refuses writes while less
 //     than storage.Options.DiskReserve is free, so its state stays whole,

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"path/filepath"
 	"time"
 
@@ -79,6 +80,10 @@ func (c *Crawler) openLocal() error {
 	if err := c.loadSnapshot(); err != nil {
 		return err
 	}
+	exact, err := c.exactMode()
+	if err != nil {
+		return err
+	}
 	front, err := frontier.Open(context.Background(), frontier.Options{
 		Store:      c.store,
 		Seen:       c.seen,
@@ -88,7 +93,9 @@ func (c *Crawler) openLocal() error {
 		Politeness: o.Politeness,
 		MaxPages:   o.MaxPages,
 		Now:        o.Now,
-		ExactDedup: o.ExactDedup,
+		// The exact check: see Options.FilterOnly.
+		ExactDedup:  exact,
+		ExactMemory: o.ExactMemory,
 	})
 	if errors.Is(err, frontier.ErrCorrupt) {
 		return fmt.Errorf("%w: %s: %w", ErrCorruptState, o.StateDir, err)
@@ -104,6 +111,24 @@ func (c *Crawler) openLocal() error {
 		o.Logger.Info("crawl resuming", "state", o.StateDir, "queued", s.Queued, "pages_before", s.Pages, "journal", s.Journal)
 	}
 	return nil
+}
+
+// exactMode decides whether the frontier checks the filter's "maybe seen"
+// answers exactly: by default yes, unless FilterOnly is set or the crawl
+// resumed was begun filter-only (its queued URLs have no fingerprints).
+func (c *Crawler) exactMode() (bool, error) {
+	if c.opts.FilterOnly || !c.resumed {
+		return !c.opts.FilterOnly, nil
+	}
+	marked, err := frontier.ExactDedupState(c.store)
+	if err != nil {
+		return false, fmt.Errorf("crawl: state %s: %w", c.opts.StateDir, err)
+	}
+	if !marked {
+		c.opts.Logger.Warn("the resumed crawl was begun filter-only and stays so: a false positive of the duplicate filter drops its URL (start a new crawl for the exact check)",
+			"state", c.opts.StateDir)
+	}
+	return marked, nil
 }
 
 // loadSnapshot loads the seen-set from its snapshot when the store records
@@ -233,9 +258,10 @@ func (c *Crawler) startCheckpoints(aux *auxTasks, stopWorkers context.CancelCaus
 // replay is long; otherwise it only makes the log, archive and store
 // durable.
 func (c *Crawler) finalCheckpoint() error {
-	if c.opts.ExactDedup {
+	if c.front.Exact() {
 		s := c.front.Stats()
-		c.opts.Logger.Info("exact dedup", "false_positives_caught", s.FalsePositives, "checks", s.ExactChecks)
+		c.opts.Logger.Info("exact dedup", "false_positives_caught", s.FalsePositives, "checks", s.ExactChecks,
+			"store_lookups", s.ExactLookups, "fingerprints_in_memory", s.ExactInMemory)
 	}
 	if _, ok := c.seen.(Snapshotter); ok && c.front.Stats().Journal > finalCheckpointJournal {
 		if err := c.checkpoint(context.Background()); err != nil { // saves the near-duplicate index too
@@ -294,13 +320,27 @@ type localSeen struct {
 	grow  *mlbf.Scalable
 }
 
+// A new filter gets a random salt (mlbf.Options.Salt), saved with it in
+// every snapshot and so kept by a resumed crawl (one resumed before its
+// first snapshot rebuilds its filter from the journal, under a new salt):
+// the URLs the filter takes for seen though new differ from crawl to
+// crawl, so that in filter-only mode no URL is lost by every crawl.
 func newLocalSeen(o Options) (*localSeen, error) {
+	salt := rand.Uint64() | 1 // never 0, the unsalted filter
 	if o.FixedFilter {
-		f, err := mlbf.NewConcurrent(mlbf.Options{ExpectedURLs: o.ExpectedURLs, FalsePositiveRate: o.FalsePositiveRate})
+		f, err := mlbf.NewConcurrent(mlbf.Options{ExpectedURLs: o.ExpectedURLs, FalsePositiveRate: o.FalsePositiveRate, Salt: salt})
 		return &localSeen{fixed: f}, err
 	}
-	s, err := mlbf.NewScalable(mlbf.ScalableOptions{ExpectedURLs: o.ExpectedURLs, FalsePositiveRate: o.FalsePositiveRate})
+	s, err := mlbf.NewScalable(mlbf.ScalableOptions{ExpectedURLs: o.ExpectedURLs, FalsePositiveRate: o.FalsePositiveRate, Salt: salt})
 	return &localSeen{grow: s}, err
+}
+
+// salt returns the filter's hash salt.
+func (s *localSeen) salt() uint64 {
+	if s.grow != nil {
+		return s.grow.Salt()
+	}
+	return s.fixed.Salt()
 }
 
 func (s *localSeen) TestAndAdd(_ context.Context, seg []string) (bool, error) {

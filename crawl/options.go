@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"time"
 
 	"github.com/gocolly/colly/v2"
@@ -139,13 +140,33 @@ type Options struct {
 	// stored, and a worker that differs is refused. Default off: the
 	// filter grows (in Redis, by generations that are keys).
 	FixedFilter bool
-	// ExactDedup checks every "maybe seen" answer of the duplicate filter
-	// against an on-disk set of 64-bit fingerprints of the queued URLs,
-	// kept in the state's store and written in the batch that queues each
-	// URL, so that a false positive of the filter never drops a URL
-	// (Stats.FalsePositives counts those it caught). Local mode only;
-	// fixed when a crawl starts. Default off.
+	// FilterOnly lets the duplicate filter decide alone: a URL it
+	// answers "maybe seen" for is dropped, and its false positives (at
+	// most about FalsePositiveRate of the new URLs) are lost;
+	// Stats.LostToFilter estimates them. By default (FilterOnly false) a
+	// local crawl checks every "maybe seen" answer the link cache does
+	// not confirm against 64-bit fingerprints of the queued URLs, held in
+	// memory (ExactMemory) and kept in the state's store in the batch that
+	// queues each URL, so that a false positive never drops a URL
+	// (Stats.FalsePositives counts those it caught). The mode is fixed
+	// when a crawl starts: a resumed crawl keeps the mode its state
+	// records, except that FilterOnly ends the exact check of a crawl
+	// begun with it for good; a state begun filter-only (as every state
+	// written before the exact check became the default) resumes
+	// filter-only, as its queued URLs have no fingerprints. Redis mode is
+	// always filter-only: the Redis frontier keeps no fingerprints.
+	FilterOnly bool
+	// ExactDedup is the exact check, now the default of a local crawl.
+	//
+	// Deprecated: it is on unless FilterOnly is set; setting it has no
+	// effect, and with FilterOnly, or in Redis mode, it is an error.
 	ExactDedup bool
+	// ExactMemory bounds the memory tables of the exact check's
+	// fingerprints, in bytes (10 to 20 bytes per URL): past it the
+	// checks they cannot answer are looked up in the store, a point lookup
+	// each. Default: 16 bytes per ExpectedURLs, at least 64 MiB (160 MB at
+	// the default 10M, enough for at least 8 million URLs).
+	ExactMemory int64
 
 	// CheckpointInterval is how often the seen-set is snapshotted and the
 	// journal of its inserts trimmed; default 30s. The interval runs from
@@ -317,6 +338,9 @@ func (o *Options) EnsureDefaults() {
 	if o.FalsePositiveRate == 0 {
 		o.FalsePositiveRate = DefaultFalsePositiveRate
 	}
+	if o.ExactMemory == 0 {
+		o.ExactMemory = max(frontier.DefaultExactMemory, int64(min(o.ExpectedURLs, math.MaxInt64/16)*16))
+	}
 	if o.CheckpointInterval == 0 {
 		o.CheckpointInterval = DefaultCheckpointInterval
 	}
@@ -378,6 +402,8 @@ func (o *Options) Validate() error {
 		return invalid("Concurrency %d is below 1", o.Concurrency)
 	case !(o.FalsePositiveRate > 0 && o.FalsePositiveRate < 1):
 		return invalid("FalsePositiveRate %g is not in (0, 1)", o.FalsePositiveRate)
+	case o.ExactDedup && o.FilterOnly:
+		return invalid("ExactDedup and FilterOnly ask for opposite duplicate checks")
 	case o.NearDuplicateThreshold > 1:
 		return invalid("NearDuplicateThreshold %g is above 1", o.NearDuplicateThreshold)
 	case o.CheckpointInterval < 0:
@@ -403,7 +429,7 @@ func (o *Options) Validate() error {
 		case o.Seen != nil || o.Store != nil || o.Payloads != nil:
 			return invalid("Seen, Store and Payloads are local-mode options: in Redis mode they are in Redis")
 		case o.ExactDedup:
-			return invalid("ExactDedup is a local-mode option: the Redis frontier keeps no fingerprints")
+			return invalid("ExactDedup is a local-mode option: the Redis frontier keeps no fingerprints (Redis mode is filter-only)")
 		case r.Heartbeat > 0 && r.Heartbeat < 10*time.Millisecond:
 			return invalid("Redis.Heartbeat %v: at least 10ms, or negative for none", r.Heartbeat)
 		case r.Lease <= o.Fetch.FetchTimeout:

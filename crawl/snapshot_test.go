@@ -62,6 +62,13 @@ func testSnapshotRoundTrip(t *testing.T, fixed bool) {
 	if (dst.fixed != nil) != fixed || (dst.grow != nil) == fixed {
 		t.Fatalf("read back as fixed %v, growing %v; want the snapshot's kind (fixed %v)", dst.fixed != nil, dst.grow != nil, fixed)
 	}
+	// Each new filter has its own salt, and the snapshot's comes back.
+	if src.salt() == 0 || src.salt() == newTestFilter(t, fixed).salt() {
+		t.Errorf("salt %#x: not random", src.salt())
+	}
+	if dst.salt() != src.salt() {
+		t.Errorf("salt read back %#x, want %#x", dst.salt(), src.salt())
+	}
 	for _, k := range keys {
 		if !dst.test(k) {
 			t.Errorf("%v missing after the round trip", k)

@@ -50,10 +50,23 @@ type Stats struct {
 	// before resolving them (local mode).
 	CachedLinks uint64
 	// ExactChecks counts the filter's "maybe seen" answers checked against
-	// the fingerprints on disk, and FalsePositives those that were new
-	// URLs after all, queued instead of lost (Options.ExactDedup; this
-	// run).
-	ExactChecks, FalsePositives uint64
+	// the fingerprints of the queued URLs, and FalsePositives those that
+	// were new URLs after all, queued instead of lost; ExactLookups those
+	// of the checks that read the store (past Options.ExactMemory), and
+	// ExactInMemory the fingerprints held in memory (the exact check, the
+	// default: see Options.FilterOnly; this run).
+	ExactChecks, FalsePositives, ExactLookups, ExactInMemory uint64
+	// FilterOnly says the duplicate filter decides alone: no "maybe seen"
+	// answer is checked (Options.FilterOnly, a resumed state begun
+	// filter-only, or Redis mode).
+	FilterOnly bool
+	// LostToFilter counts the discovered pages lost to the duplicate
+	// filter: new URLs it took for seen, never queued. 0 by construction
+	// with the exact check; filter-only, estimated as Filter.EstimatedURLs
+	// × Filter.FalsePositiveRate (0 while that rate is unknown): the rate
+	// a new URL meets only rises as a generation fills, so this is an
+	// upper estimate.
+	LostToFilter float64
 	// Admission counts the discovered URLs refused before the seen-set,
 	// by reason (this process, this run).
 	Admission frontier.AdmissionStats
@@ -184,7 +197,8 @@ func (c *Crawler) Stats() Stats {
 		s.Slowed, s.EverSlowed, s.Throttled, s.SlowedHosts = f.Slowed, f.EverSlowed, f.Throttled, f.SlowedHosts
 		s.InMemory = f.Memory
 		s.New, s.Duplicates, s.CachedLinks = f.New, f.Duplicates, f.CachedLinks
-		s.ExactChecks, s.FalsePositives = f.ExactChecks, f.FalsePositives
+		s.ExactChecks, s.FalsePositives, s.ExactLookups, s.ExactInMemory = f.ExactChecks, f.FalsePositives, f.ExactLookups, f.ExactInMemory
+		s.FilterOnly = !c.front.Exact()
 		s.Admission = frontier.AdmissionStats{Invalid: f.Invalid, TooDeep: f.TooDeep, TooManyRedirects: f.TooManyRedirects,
 			OutOfScope: f.OutOfScope, Filtered: f.Filtered, Limits: f.Limits}
 		s.Journal, s.Checkpoint = f.Journal, f.Checkpoint
@@ -228,6 +242,10 @@ func (c *Crawler) Stats() Stats {
 				s.Filter.Bytes += b / 8
 			}
 		}
+		s.FilterOnly = true
+	}
+	if s.FilterOnly {
+		s.LostToFilter = s.Filter.EstimatedURLs * s.Filter.FalsePositiveRate
 	}
 	return s
 }

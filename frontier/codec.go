@@ -33,7 +33,7 @@ func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
 //	d/<domain>                      seed registrable domain (scope); value empty
 //	m/state                         counters (encodeState)
 //	m/exact                         present when Options.ExactDedup is on; value empty
-//	f/<fingerprint:8 big-endian>    Options.ExactDedup: a queued URL's fingerprint; value empty
+//	f/<fingerprint:8 big-endian>    Options.ExactDedup: a queued URL's fingerprint; value empty (loaded into memory at Open)
 //	e/<host>\x00<url>               failure record of a URL whose last attempt failed (encodeEntry; see failed.go)
 const (
 	prefixQueue   = "q/"

@@ -30,14 +30,15 @@ func (s lossySeen) TestAndAdd(ctx context.Context, seg []string) (bool, error) {
 
 // crawlExact crawls a graphSite over a lossy seen-set and returns the
 // fetched URLs, sorted with repeats kept.
-func crawlExact(t *testing.T, store *memStore, exact bool, site graphSite) ([]string, Stats) {
+func crawlExact(t *testing.T, store *memStore, exact bool, memory int64, site graphSite) ([]string, Stats) {
 	t.Helper()
 	f := openTest(t, Options{
-		Store:      store,
-		Seen:       lossySeen{newExactSeen(), 30},
-		ExactDedup: exact,
-		Admission:  AdmissionOptions{Scope: ScopeHost, Deny: []*regexp.Regexp{regexp.MustCompile(`/private/`)}},
-		HostWindow: 8, MemoryWindow: 20,
+		Store:       store,
+		Seen:        lossySeen{newExactSeen(), 30},
+		ExactDedup:  exact,
+		ExactMemory: memory,
+		Admission:   AdmissionOptions{Scope: ScopeHost, Deny: []*regexp.Regexp{regexp.MustCompile(`/private/`)}},
+		HostWindow:  8, MemoryWindow: 20,
 	})
 	var seeds []string
 	for _, h := range site.hosts {
@@ -57,33 +58,45 @@ func crawlExact(t *testing.T, store *memStore, exact bool, site graphSite) ([]st
 
 // With 30% false positives the seen-set alone loses most of the site;
 // ExactDedup rescues every one of them, counts them, and queues nothing
-// twice although 8 workers race on the same links.
+// twice although 8 workers race on the same links: with the fingerprints
+// in memory (the default) and with every check looked up in the store.
 func TestExactDedup(t *testing.T) {
 	site := graphSite{hosts: []string{"a.test", "b.test", "c.test"}, n: 300}
 	want := site.expected()
 
-	lossy, s := crawlExact(t, newMemStore(), false, site)
+	lossy, s := crawlExact(t, newMemStore(), false, 0, site)
 	if len(lossy) >= len(want) || s.FalsePositives != 0 || s.ExactChecks != 0 {
 		t.Errorf("without ExactDedup: %d of %d URLs, stats %d checks %d false positives; want URLs lost and no checks",
 			len(lossy), len(want), s.ExactChecks, s.FalsePositives)
 	}
-
-	store := newMemStore()
-	got, s := crawlExact(t, store, true, site)
-	if dup := duplicates(got); len(dup) > 0 {
-		t.Errorf("fetched twice: %v", dup[:min(5, len(dup))])
+	for _, tc := range []struct {
+		name   string
+		memory int64
+	}{{"memory", 0}, {"store", -1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := newMemStore()
+			got, s := crawlExact(t, store, true, tc.memory, site)
+			if dup := duplicates(got); len(dup) > 0 {
+				t.Errorf("fetched twice: %v", dup[:min(5, len(dup))])
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("coverage: got %d URLs, want %d; missing %v", len(got), len(want), diff(want, got))
+			}
+			if s.FalsePositives == 0 || s.FalsePositives > s.ExactChecks || s.ExactChecks > s.Duplicates+s.FalsePositives {
+				t.Errorf("stats: %d checks, %d false positives, %d duplicates", s.ExactChecks, s.FalsePositives, s.Duplicates)
+			}
+			inMemory := tc.memory >= 0
+			if gotMem := s.ExactInMemory == uint64(len(want)); gotMem != inMemory || inMemory != (s.ExactLookups == 0) {
+				t.Errorf("%d fingerprints in memory, %d store lookups; want all %d in memory: %v", s.ExactInMemory, s.ExactLookups, len(want), inMemory)
+			}
+			// Every URL queued has its fingerprint, and nothing else does.
+			if n := store.countPrefix(prefixFingerprint); n != len(want) {
+				t.Errorf("%d fingerprints stored, want %d", n, len(want))
+			}
+			t.Logf("seen-set alone: %d of %d URLs; exact: %d checks, %d false positives caught, %d store lookups",
+				len(lossy), len(want), s.ExactChecks, s.FalsePositives, s.ExactLookups)
+		})
 	}
-	if !slices.Equal(got, want) {
-		t.Errorf("coverage: got %d URLs, want %d; missing %v", len(got), len(want), diff(want, got))
-	}
-	if s.FalsePositives == 0 || s.FalsePositives > s.ExactChecks || s.ExactChecks > s.Duplicates+s.FalsePositives {
-		t.Errorf("stats: %d checks, %d false positives, %d duplicates", s.ExactChecks, s.FalsePositives, s.Duplicates)
-	}
-	// Every URL queued has its fingerprint, and nothing else does.
-	if n := store.countPrefix(prefixFingerprint); n != len(want) {
-		t.Errorf("%d fingerprints stored, want %d", n, len(want))
-	}
-	t.Logf("seen-set alone: %d of %d URLs; exact: %d checks, %d false positives caught", len(lossy), len(want), s.ExactChecks, s.FalsePositives)
 }
 
 // ExactDedup is fixed when a crawl starts.
@@ -107,6 +120,9 @@ func TestExactDedupResume(t *testing.T) {
 	}
 	if err := open(store, true); err != nil {
 		t.Errorf("resume with ExactDedup: %v", err)
+	}
+	if on, err := ExactDedupState(store); !on || err != nil {
+		t.Errorf("ExactDedupState = %v, %v; want true", on, err)
 	}
 	if err := open(store, false); err != nil {
 		t.Errorf("resume without ExactDedup: %v", err)

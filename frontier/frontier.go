@@ -182,10 +182,14 @@ type Stats struct {
 	SlowedHosts []SlowedHost
 
 	// With Options.ExactDedup: the seen-set's "maybe seen" answers
-	// checked against the fingerprints on disk, and those the fingerprints
-	// showed to be new URLs (the filter's false positives, queued rather
-	// than lost). This run only.
+	// checked against the fingerprints, and those the fingerprints showed
+	// to be new URLs (the filter's false positives, queued rather than
+	// lost). This run only.
 	ExactChecks, FalsePositives uint64
+	// With Options.ExactDedup: of ExactChecks, those looked up in the
+	// store because their stripe of the memory tables spilled (this run),
+	// and the fingerprints the memory tables hold now.
+	ExactLookups, ExactInMemory uint64
 }
 
 // MaxSlowedHosts bounds Stats.SlowedHosts.
@@ -1318,6 +1322,8 @@ func (f *Frontier) Stats() Stats {
 	if f.exact != nil {
 		s.ExactChecks = f.exact.checks.Load()
 		s.FalsePositives = f.exact.caught.Load()
+		s.ExactLookups = f.exact.lookups.Load()
+		s.ExactInMemory = uint64(f.exact.inMemory.Load())
 	}
 	a := f.adm.Stats()
 	s.OutOfScope = a.OutOfScope

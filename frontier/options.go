@@ -223,8 +223,15 @@ type Options struct {
 	// of 64-bit fingerprints of the queued URLs, kept in Store, so that a
 	// false positive of the filter never drops a URL. It is fixed when a
 	// crawl starts: resuming with it a crawl begun without it is an
-	// error; resuming without it ends it for good. Default off.
+	// error; resuming without it ends it for good (ExactDedupState tells
+	// which a state is). Default off.
 	ExactDedup bool
+	// ExactMemory bounds the memory tables of ExactDedup's fingerprints,
+	// in bytes: while they fit, a "maybe seen" answer is checked in
+	// memory; past it (a stripe at a time), in the store. Default
+	// DefaultExactMemory (64 MiB: 6.7 million URLs); negative:
+	// every check goes to the store.
+	ExactMemory int64
 }
 
 // EnsureDefaults fills in the zero fields with their defaults.
@@ -239,6 +246,9 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.ExactMemory == 0 {
+		o.ExactMemory = DefaultExactMemory
 	}
 }
 

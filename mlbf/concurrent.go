@@ -337,3 +337,6 @@ func (c *core) paperTestAndAddAtomic(kh *keyHash, add bool) bool {
 	}
 	return present
 }
+
+// Salt returns the filter's Options.Salt.
+func (f *Concurrent) Salt() uint64 { return f.c.salt }

@@ -72,6 +72,10 @@
 //     for short segments, and a URL has several), so the same segment lands
 //     elsewhere at another depth. The high bits of x pick the block, its
 //     low 27 bits the first three probes (more probes re-mix x).
+//     Options.Salt is XORed in beside salt_i: filters of different salts
+//     take different keys for false positives (a crawl salts its filter
+//     at random, so that no URL is unlucky in every crawl). Paper mode is
+//     unsalted.
 //   - An order-sensitive integrity key: a chain
 //     a = (rotl(a, 29) ^ x_i)·c over the full 64-bit salted hashes of all
 //     used layers, started from the true segment count and re-mixed at the
@@ -145,8 +149,9 @@
 //
 // WriteTo/ReadFrom and MarshalBinary/UnmarshalBinary use a versioned
 // little-endian format: magic "MLBF", format version, kind, mode, the hash
-// identity (HashID), L, k, every layer's size, a CRC-32C over the header
-// and one over each layer. Filter and Concurrent read each other's files;
+// identity (HashID), L, k, the salt (version 2; an unsalted filter is
+// written in version 1, and version 1 reads as salt 0), every layer's
+// size, a CRC-32C over the header and one over each layer. Filter and Concurrent read each other's files;
 // Concurrent writes a consistent snapshot. A filter can be read only by a
 // version of this package with the same hash identity. ReadFrom reads
 // exactly the filter's bytes, returns an error wrapping ErrFormat (with

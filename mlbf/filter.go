@@ -20,6 +20,7 @@ type core struct {
 	k      int
 	layers []layer // L+1, the last is the integrity layer
 	words  []uint64
+	salt   uint64 // Options.Salt (improved mode)
 }
 
 // newShape returns a core of the given geometry without its bit array (for
@@ -43,7 +44,7 @@ func alignedWords(n uint64) []uint64 {
 }
 
 func (c *core) hash(seg []string, kh *keyHash) {
-	hashKey(seg, c.L, c.mode == Improved, kh)
+	hashKey(seg, c.L, c.mode == Improved, c.salt, kh)
 }
 
 // totalBits is the sum of the layer sizes.
@@ -200,6 +201,9 @@ func (c *core) sameShape(o *core) error {
 		return fmt.Errorf("%w: mode/layers/hashes %v/%d/%d vs %v/%d/%d", ErrIncompatible,
 			c.mode, c.L, c.k, o.mode, o.L, o.k)
 	}
+	if c.salt != o.salt {
+		return fmt.Errorf("%w: salts %#x vs %#x", ErrIncompatible, c.salt, o.salt)
+	}
 	for i := range c.layers {
 		if c.layers[i].bits != o.layers[i].bits {
 			return fmt.Errorf("%w: layer %d has %d bits vs %d", ErrIncompatible, i+1, c.layers[i].bits, o.layers[i].bits)
@@ -254,6 +258,7 @@ func shapeFor(opts Options) (*core, uint64, error) {
 		return nil, 0, err
 	}
 	c, words := newShape(o.Mode, o.Layers, o.Hashes, sizes)
+	c.salt = o.Salt
 	return c, words, nil
 }
 
@@ -320,3 +325,6 @@ func (f *Filter) Merge(other *Filter) error {
 
 // Stats describes the filter's current fill.
 func (f *Filter) Stats() Stats { return f.c.stats(f.c.words, false) }
+
+// Salt returns the filter's Options.Salt.
+func (f *Filter) Salt() uint64 { return f.c.salt }

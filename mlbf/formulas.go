@@ -260,7 +260,7 @@ func EstimateSegments(sample [][]string, layers int) []uint64 {
 	}
 	var kh keyHash
 	for _, seg := range sample {
-		hashKey(seg, layers, false, &kh)
+		hashKey(seg, layers, false, 0, &kh)
 		for i := 0; i < kh.n; i++ {
 			seen[i][kh.lo[i]^mix64(kh.hi[i])] = struct{}{}
 		}

@@ -134,10 +134,15 @@ func tailHash64(seg []string) uint64 {
 //
 // Paper mode uses the 128-bit xxh3 hash of each segment as (h1, h2).
 // Improved mode uses the 64-bit xxh3 hash h of each segment (cheaper for
-// short segments, and a URL has several) salted with the layer number:
-// lo = hi = mix(h ^ salt_i); its high bits pick the block, its low bits the
-// probes in it.
-func hashKey(seg []string, L int, improved bool, kh *keyHash) {
+// short segments, and a URL has several) salted with the layer number and
+// the filter's salt (Options.Salt): lo = hi = mix(h ^ salt_i ^ salt); its
+// high bits pick the block, its low bits the probes in it. mix is a
+// bijection, so a new salt gives every key fresh positions: only two
+// segments whose 64-bit xxh3 hashes are equal (2^-64 for a pair) collide
+// under every salt. (A seeded xxh3 would do the same at a higher cost: for
+// inputs over 240 bytes it derives its 192-byte secret from the seed on
+// every call.) Salt 0 is the unsalted filter of HashID.
+func hashKey(seg []string, L int, improved bool, salt uint64, kh *keyHash) {
 	kh.count = len(seg)
 	n := len(seg)
 	if n > L {
@@ -175,7 +180,7 @@ func hashKey(seg []string, L int, improved bool, kh *keyHash) {
 		} else {
 			h = xxh3.HashString(seg[i])
 		}
-		lo := mix64(h ^ uint64(i+1)*golden64)
+		lo := mix64(h ^ uint64(i+1)*golden64 ^ salt)
 		// fastrange picks the block from the high bits of lo; blockBit
 		// takes the first three probes from its low 27 bits.
 		kh.lo[i], kh.hi[i] = lo, lo

@@ -112,6 +112,14 @@ type Options struct {
 	// 1..L at its ExpectedSegments count. Default 0.5. Unused without
 	// ExpectedSegments.
 	LayerFalsePositiveRate float64
+	// Salt is mixed into every improved-mode hash (see HashID): filters
+	// with different salts put one key at unrelated positions, so that a
+	// key that is a false positive in one is not in the next. A crawl
+	// picks a random salt when it starts and keeps it with its filter, so
+	// that no URL is unlucky in every crawl. Saved with the filter (format
+	// version 2; a file without a salt reads as salt 0). Default 0:
+	// unsalted. Paper mode is unsalted: a non-zero Salt is an error there.
+	Salt uint64
 }
 
 // EnsureDefaults fills the zero fields with their defaults.
@@ -152,6 +160,9 @@ func (o *Options) Validate() error {
 	}
 	if o.Mode != Improved && o.Mode != Paper {
 		return bad("unknown mode %d", o.Mode)
+	}
+	if o.Mode == Paper && o.Salt != 0 {
+		return bad("paper mode is unsalted, salt %#x", o.Salt)
 	}
 	if o.Layers < 1 || o.Layers > MaxLayers {
 		return bad("layers %d not in [1, %d]", o.Layers, MaxLayers)

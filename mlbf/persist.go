@@ -9,22 +9,27 @@ import (
 	"io"
 )
 
-// The binary format (version 1), all integers little-endian:
+// The binary format (versions 1 and 2), all integers little-endian:
 //
 //	header:  magic "MLBF" | version u16 | kind u8 (1 filter, 2 classic) |
 //	         mode u8 | hash id u32 | layers L u32 | hashes k u32 |
 //	         count u32 (L+1 for a filter, 1 for a classic filter) |
+//	         version 2 only: salt u64 (Options.Salt, improved mode) |
 //	         count × layer size in bits u64 | CRC-32C of the header u32
 //	layers:  for each layer: ceil(bits/64) words u64 | CRC-32C of them u32
 //
+// A filter with salt 0 is written in version 1, byte for byte as before
+// salts existed, and a version 1 file reads as salt 0.
 // Filter and Concurrent write the same format and read each other's files.
 // A reader never allocates more than about twice the bytes it has actually
 // read, so a hostile header cannot make it allocate huge amounts of memory.
 
 const (
 	formatVersion = 1
-	kindFilter    = 1
-	kindClassic   = 2
+	// formatSalted is the version of a file with a salt.
+	formatSalted = 2
+	kindFilter   = 1
+	kindClassic  = 2
 	// hashIDCode is HashID's code in the format.
 	hashIDCode   = 1
 	headerFixed  = 4 + 2 + 1 + 1 + 4 + 4 + 4 + 4
@@ -59,14 +64,21 @@ func (c *countWriter) Write(p []byte) (int, error) {
 // writeFilter writes the format for a core with the given kind and words.
 func writeFilter(w io.Writer, kind uint8, c *core, words []uint64) (int64, error) {
 	cw := &countWriter{w: w}
-	hdr := make([]byte, 0, headerFixed+8*len(c.layers)+4)
+	hdr := make([]byte, 0, headerFixed+8+8*len(c.layers)+4)
 	hdr = append(hdr, magic[:]...)
-	hdr = binary.LittleEndian.AppendUint16(hdr, formatVersion)
+	version := uint16(formatVersion)
+	if c.salt != 0 {
+		version = formatSalted
+	}
+	hdr = binary.LittleEndian.AppendUint16(hdr, version)
 	hdr = append(hdr, kind, uint8(c.mode))
 	hdr = binary.LittleEndian.AppendUint32(hdr, hashIDCode)
 	hdr = binary.LittleEndian.AppendUint32(hdr, uint32(c.L))
 	hdr = binary.LittleEndian.AppendUint32(hdr, uint32(c.k))
 	hdr = binary.LittleEndian.AppendUint32(hdr, uint32(len(c.layers)))
+	if c.salt != 0 {
+		hdr = binary.LittleEndian.AppendUint64(hdr, c.salt)
+	}
 	for _, l := range c.layers {
 		hdr = binary.LittleEndian.AppendUint64(hdr, l.bits)
 	}
@@ -129,8 +141,9 @@ func readFilter(r io.Reader, kind uint8) (*core, int64, error) {
 		return nil, cr.n, bad("bad magic %q", fixed[:4])
 	}
 	le := binary.LittleEndian
-	if v := le.Uint16(fixed[4:]); v != formatVersion {
-		return nil, cr.n, bad("unsupported version %d", v)
+	version := le.Uint16(fixed[4:])
+	if version != formatVersion && version != formatSalted {
+		return nil, cr.n, bad("unsupported version %d", version)
 	}
 	if fixed[6] != kind {
 		return nil, cr.n, bad("kind %d, want %d", fixed[6], kind)
@@ -151,13 +164,25 @@ func readFilter(r io.Reader, kind uint8) (*core, int64, error) {
 	case k < 1 || k > MaxHashes:
 		return nil, cr.n, bad("hashes %d", k)
 	}
-	rest := make([]byte, 8*count+4)
+	saltLen := uint32(0)
+	if version == formatSalted {
+		saltLen = 8
+	}
+	rest := make([]byte, saltLen+8*count+4)
 	if err := cr.full(rest); err != nil {
 		return nil, cr.n, err
 	}
-	crc := crc32.Update(crc32.Checksum(fixed, castagnoli), castagnoli, rest[:8*count])
-	if got := le.Uint32(rest[8*count:]); got != crc {
+	crc := crc32.Update(crc32.Checksum(fixed, castagnoli), castagnoli, rest[:saltLen+8*count])
+	if got := le.Uint32(rest[saltLen+8*count:]); got != crc {
 		return nil, cr.n, fmt.Errorf("%w: header", ErrChecksum)
+	}
+	var salt uint64
+	if saltLen > 0 {
+		salt = le.Uint64(rest)
+		rest = rest[saltLen:]
+		if salt == 0 || mode != Improved {
+			return nil, cr.n, bad("version %d with salt %#x in mode %d", version, salt, mode)
+		}
 	}
 	sizes := make([]uint64, count)
 	for i := range sizes {
@@ -168,6 +193,7 @@ func readFilter(r io.Reader, kind uint8) (*core, int64, error) {
 		sizes[i] = b
 	}
 	c, total := newShape(mode, int(L), int(k), sizes)
+	c.salt = salt
 	// Grow the word array as data arrives rather than trusting the header.
 	words := alignedWords(min(total, ioChunkWords))
 	buf := make([]byte, 8*min(total, ioChunkWords))

@@ -242,6 +242,10 @@ func FuzzReadFrom(f *testing.F) {
 	small.Add([]string{"a"})
 	data, _ := small.MarshalBinary()
 	f.Add(data)
+	salted, _ := New(Options{Layers: 2, Hashes: 2, LayerBits: []uint64{512, 512, 1024}, Salt: 0x5eed})
+	salted.Add([]string{"a", "b"})
+	data, _ = salted.MarshalBinary()
+	f.Add(data)
 	f.Add([]byte("MLBF"))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -66,6 +66,8 @@ type ScalableOptions struct {
 	Tightening float64
 	// Layers is L of every generation; default DefaultLayers.
 	Layers int
+	// Salt is every generation's Options.Salt; default 0.
+	Salt uint64
 }
 
 // MaxGenerations bounds a scalable filter's generations: capacities grow
@@ -138,6 +140,7 @@ func (o *ScalableOptions) generationOptions(i int) Options {
 		Layers:            o.Layers,
 		ExpectedURLs:      uint64(float64(o.ExpectedURLs) * math.Pow(float64(o.Growth), float64(i))),
 		FalsePositiveRate: p0 * math.Pow(o.Tightening, float64(i)),
+		Salt:              o.Salt,
 	}
 }
 
@@ -338,4 +341,12 @@ func (s *Scalable) Stats() ScalableStats {
 	}
 	st.FalsePositiveRate = 1 - pass
 	return st
+}
+
+// Salt returns the filter's ScalableOptions.Salt (that of a filter read
+// by ReadFrom, after it).
+func (s *Scalable) Salt() uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.o.Salt
 }

@@ -166,17 +166,24 @@ func (s *Scalable) ReadFrom(r io.Reader) (int64, error) {
 	// computed without allocating, so a hostile header costs nothing until
 	// the generation's bits actually arrive (readFilter allocates as they
 	// do).
+	//
+	// The salt is the first generation's (the header predates salts);
+	// every later one must have it too.
 	fresh := &Scalable{o: o}
 	for i := 0; i < int(gens); i++ {
-		go1 := o.generationOptions(i)
-		want, _, err := shapeFor(go1)
-		if err != nil {
-			return cr.n, bad("generation %d: %v", i+1, err)
-		}
 		c, n, err := readFilter(cr.r, kindFilter)
 		cr.n += n
 		if err != nil {
 			return cr.n, fmt.Errorf("mlbf: scalable generation %d: %w", i+1, err)
+		}
+		if i == 0 {
+			o.Salt = c.salt
+			fresh.o.Salt = c.salt
+		}
+		go1 := o.generationOptions(i)
+		want, _, err := shapeFor(go1)
+		if err != nil {
+			return cr.n, bad("generation %d: %v", i+1, err)
 		}
 		if err := want.sameShape(c); err != nil {
 			return cr.n, bad("generation %d: %v", i+1, err)

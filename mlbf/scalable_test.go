@@ -170,6 +170,15 @@ func FuzzScalableReadFrom(f *testing.F) {
 	}
 	f.Add(buf.Bytes())
 	f.Add(buf.Bytes()[:60])
+	salted, _ := NewScalable(ScalableOptions{ExpectedURLs: 50, FalsePositiveRate: 0.1, Layers: 2, Salt: 0x5eed})
+	for i := 0; i < 120; i++ {
+		salted.Add([]string{"h", strconv.Itoa(i)})
+	}
+	buf.Reset()
+	if _, err := salted.WriteTo(&buf); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var got Scalable
 		n, err := got.ReadFrom(bytes.NewReader(data))

@@ -145,6 +145,8 @@ var (
 	statFilterBytes  = newStat("layercrawl_filter_bytes", "Memory of the duplicate filter's bits.", prometheus.GaugeValue)
 	statFilterGens   = newStat("layercrawl_filter_generations", "Generations of the growing duplicate filter (each larger, with a tighter rate); 0 for a fixed-size filter.", prometheus.GaugeValue)
 	statFilterCap    = newStat("layercrawl_filter_capacity_urls", "URLs the duplicate filter is sized for now: the expected URLs of a fixed filter, the sum of a growing filter's generations.", prometheus.GaugeValue)
+	statPagesLost    = newStat("layercrawl_filter_pages_lost", "Discovered pages lost to the duplicate filter's false positives: 0 by construction with the exact check (the default), estimated from the filter's rate when filter-only.", prometheus.GaugeValue)
+	statFPCaught     = newStat("layercrawl_filter_false_positives_caught_total", "False positives of the duplicate filter the exact check caught and queued, by this process in this run.", prometheus.CounterValue)
 	statStart        = newStat("layercrawl_start_time_seconds", "When the crawl's Run started, in Unix seconds.", prometheus.GaugeValue)
 	statInMemory     = newStat("layercrawl_queue_entries_in_memory", "Queued entries held in the frontier's memory windows (local mode).", prometheus.GaugeValue)
 	statSpilled      = newStat("layercrawl_queue_entries_spilled", "Queued entries held only on disk: neither in a memory window nor out (local mode).", prometheus.GaugeValue)
@@ -163,7 +165,7 @@ var (
 
 	allStats = []statDesc{statPagesFetched, statPagesDone, statRobots, statTruncated, statLinksDropped, statDiscovered,
 		statRejected, statTraps, statQueued, statHosts, statInFlight, statJournal, statCrawlPages, statCrawlErrors,
-		statFill, statFPEstimated, statFPTarget, statFilterURLs, statFilterBytes, statFilterGens, statFilterCap, statStart,
+		statFill, statFPEstimated, statFPTarget, statFilterURLs, statFilterBytes, statFilterGens, statFilterCap, statPagesLost, statFPCaught, statStart,
 		statInMemory, statSpilled, statHostsWaiting, statSlowed, statEverSlowed, statThrottled,
 		statRetries, statExhausted, statRetrying, statRevisits, statRevisitBytes, statNearDups, statDone, statDoneMax}
 )
@@ -221,6 +223,8 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	put(statFilterBytes, float64(s.Filter.Bytes))
 	put(statFilterGens, float64(s.Filter.Generations))
 	put(statFilterCap, float64(s.Filter.Capacity))
+	put(statPagesLost, s.LostToFilter)
+	put(statFPCaught, float64(s.FalsePositives))
 	if !s.Started.IsZero() {
 		put(statStart, float64(s.Started.UnixNano())/1e9)
 	}

@@ -91,6 +91,7 @@ func sampleStats() crawl.Stats {
 		SlowedHosts: []frontier.SlowedHost{{Host: "slow.example", Delay: 4 * time.Second}, {Host: "slower.example", Delay: 2 * time.Second}},
 		Admission:   frontier.AdmissionStats{OutOfScope: 4, Limits: frontier.LimitStats{TooLong: 6, HostBudget: 8}},
 		Filter:      crawl.FilterStats{Bytes: 1024, ExpectedURLs: 1000, Target: 1e-3, EstimatedURLs: 61, FalsePositiveRate: 2e-7, Fill: 0.03, Generations: 3, Capacity: 7000},
+		FilterOnly:  true, LostToFilter: 12.5,
 	}
 }
 
@@ -184,6 +185,8 @@ func TestMetrics(t *testing.T) {
 		{"layercrawl_filter_false_positive_rate_target", nil, 1e-3},
 		{"layercrawl_filter_generations", nil, 3},
 		{"layercrawl_filter_capacity_urls", nil, 7000},
+		{"layercrawl_filter_pages_lost", nil, 12.5},
+		{"layercrawl_filter_false_positives_caught_total", nil, 0},
 		{"layercrawl_bodies_truncated_total", []string{"reason", "length"}, 1},
 		{"layercrawl_queue_entries_in_memory", nil, 30},
 		{"layercrawl_queue_entries_spilled", nil, 10}, // 42 queued - 2 out - 30 in memory
@@ -253,6 +256,9 @@ func TestStatusJSON(t *testing.T) {
 	}
 	if len(st.SlowedHosts) != 2 || st.SlowedHosts[0] != (SlowedRow{Host: "slow.example", DelayMillis: 4000}) {
 		t.Errorf("slowed hosts %+v", st.SlowedHosts)
+	}
+	if !st.Filter.FilterOnly || st.Filter.PagesLost != 12.5 {
+		t.Errorf("filter %+v: want filter-only with 12.5 pages lost", st.Filter)
 	}
 	// Recent is bounded and newest first.
 	if st.Recent[0].URL != "https://b.example/" || st.Recent[0].Error != "connect" || st.Recent[1].Status != 404 {

@@ -127,6 +127,16 @@ type Filter struct {
 	Bytes             uint64  `json:"bytes"`
 	Generations       int     `json:"generations"` // 0: a fixed-size filter
 	Capacity          uint64  `json:"capacity"`
+	// FilterOnly: the filter decides alone (no exact check of its "maybe
+	// seen" answers).
+	FilterOnly bool `json:"filter_only"`
+	// PagesLost are the discovered pages lost to the filter's false
+	// positives: 0 by construction with the exact check, estimated when
+	// filter-only (crawl.Stats.LostToFilter).
+	PagesLost float64 `json:"pages_lost"`
+	// FalsePositivesCaught are the filter's false positives the exact
+	// check caught and queued, this run.
+	FalsePositivesCaught uint64 `json:"false_positives_caught"`
 }
 
 // Count is a named counter.
@@ -197,7 +207,8 @@ func (m *Monitor) buildStatus(s crawl.Stats, o *crawl.Options, rate []RatePoint,
 		{"too-many-redirects", a.TooManyRedirects}, {"invalid", a.Invalid}}
 	st.Filter = Filter{Fill: s.Filter.Fill, EstimatedURLs: s.Filter.EstimatedURLs, FalsePositiveRate: s.Filter.FalsePositiveRate,
 		Target: s.Filter.Target, ExpectedURLs: s.Filter.ExpectedURLs, Bytes: s.Filter.Bytes,
-		Generations: s.Filter.Generations, Capacity: s.Filter.Capacity}
+		Generations: s.Filter.Generations, Capacity: s.Filter.Capacity,
+		FilterOnly: s.FilterOnly, PagesLost: s.LostToFilter, FalsePositivesCaught: s.FalsePositives}
 	if r := s.Redis; r != nil {
 		st.SharedAt = r.At
 		if r.Err != nil {

@@ -12,7 +12,7 @@ import (
 // filter, taken every 100 ms while it grows, and the journal replayed into
 // it lose no URL, and the summary says how it grew.
 func TestFilterGrowthKill9(t *testing.T) {
-	stdout, stderr := crawlKill9Resume(t, "--expected-urls", "200", "--fp-target", "1e-6")
+	stdout, stderr := crawlKill9Resume(t, "--filter-only", "--expected-urls", "200", "--fp-target", "1e-6")
 	m := regexp.MustCompile(`duplicate filter  \d+ URLs in (\d+) generations`).FindStringSubmatch(stdout + stderr)
 	if m == nil {
 		t.Fatalf("summary has no growing filter line:\n%s%s", stdout, stderr)
