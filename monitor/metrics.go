@@ -161,13 +161,16 @@ var (
 	statRevisitBytes = newStat("layercrawl_revisit_saved_bytes_total", "Payload bytes the revisit records did not store again, this run.", prometheus.CounterValue)
 	statNearDups     = newStat("layercrawl_near_duplicates_total", "HTML pages resembling an earlier page at the near-duplicate threshold, this run.", prometheus.CounterValue)
 	statDone         = newStat("layercrawl_frontier_done_duration_seconds", "Time the frontier took to take a completed fetch (its links admitted and inserted in the duplicate filter, its batch stored), checkpoint waits included, this run.", prometheus.UntypedValue)
+	statPermanent    = newStat("layercrawl_permanent_failures_total", "URLs that ended at once without a retry, as the same request would fail the same way, by reason, this run.", prometheus.CounterValue, "reason")
+	statRobotsWait   = newStat("layercrawl_robots_waiting_sites", "Sites whose URLs wait for their robots.txt to answer (local mode).", prometheus.GaugeValue)
 	statDoneMax      = newStat("layercrawl_frontier_done_max_seconds", "Longest time the frontier took to take a completed fetch, this run.", prometheus.GaugeValue)
 
 	allStats = []statDesc{statPagesFetched, statPagesDone, statRobots, statTruncated, statLinksDropped, statDiscovered,
 		statRejected, statTraps, statQueued, statHosts, statInFlight, statJournal, statCrawlPages, statCrawlErrors,
 		statFill, statFPEstimated, statFPTarget, statFilterURLs, statFilterBytes, statFilterGens, statFilterCap, statPagesLost, statFPCaught, statStart,
 		statInMemory, statSpilled, statHostsWaiting, statSlowed, statEverSlowed, statThrottled,
-		statRetries, statExhausted, statRetrying, statRevisits, statRevisitBytes, statNearDups, statDone, statDoneMax}
+		statRetries, statExhausted, statRetrying, statRevisits, statRevisitBytes, statNearDups, statDone, statDoneMax,
+		statPermanent, statRobotsWait}
 )
 
 // Describe implements prometheus.Collector.
@@ -191,6 +194,13 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	put(statPagesDone, float64(f.Pages))
 	put(statRobots, float64(f.RobotsDisallowed), "disallowed")
 	put(statRobots, float64(f.RobotsUnavailable), "unavailable")
+	p := f.Permanent
+	put(statPermanent, float64(p.BlockedAddress), "blocked_address")
+	put(statPermanent, float64(p.TLS), "tls_certificate")
+	put(statPermanent, float64(p.DNSNotFound), "dns_not_found")
+	put(statPermanent, float64(p.UnsupportedScheme), "unsupported_scheme")
+	put(statPermanent, float64(p.MalformedURL), "malformed_url")
+	put(statRobotsWait, float64(f.RobotsWaiting))
 	put(statTruncated, float64(f.TruncatedLength), "length")
 	put(statTruncated, float64(f.TruncatedTime), "time")
 	put(statTruncated, float64(f.TruncatedLost), "disconnect")

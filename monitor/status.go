@@ -204,7 +204,10 @@ func (m *Monitor) buildStatus(s crawl.Stats, o *crawl.Options, rate []RatePoint,
 	a := s.Admission
 	st.Refused = []Count{{"robots-disallowed", f.RobotsDisallowed}, {"robots-unavailable", f.RobotsUnavailable},
 		{"out-of-scope", a.OutOfScope}, {"filtered", a.Filtered}, {"too-deep", a.TooDeep},
-		{"too-many-redirects", a.TooManyRedirects}, {"invalid", a.Invalid}}
+		{"too-many-redirects", a.TooManyRedirects}, {"invalid", a.Invalid},
+		{"blocked-address", f.Permanent.BlockedAddress}, {"tls-certificate", f.Permanent.TLS},
+		{"dns-not-found", f.Permanent.DNSNotFound}, {"unsupported-scheme", f.Permanent.UnsupportedScheme},
+		{"malformed-url", f.Permanent.MalformedURL}}
 	st.Filter = Filter{Fill: s.Filter.Fill, EstimatedURLs: s.Filter.EstimatedURLs, FalsePositiveRate: s.Filter.FalsePositiveRate,
 		Target: s.Filter.Target, ExpectedURLs: s.Filter.ExpectedURLs, Bytes: s.Filter.Bytes,
 		Generations: s.Filter.Generations, Capacity: s.Filter.Capacity,
