@@ -108,15 +108,16 @@ func (p *robotsPrereq) fetched(site string, res *fetch.Result, ferr error, now t
 	}
 }
 
-// robotsWhy says why a robots.txt fetch failed, once.
+// robotsWhy says why a robots.txt fetch failed, once: "robots.txt
+// answered 503", or "robots.txt: " and the error's kind and cause.
 func robotsWhy(res *fetch.Result, ferr error) string {
 	if res != nil && res.Status >= 400 {
-		return "answered " + strconv.Itoa(res.Status)
+		return "robots.txt answered " + strconv.Itoa(res.Status)
 	}
 	if reason, ok := permanent(ferr); ok {
-		return failText(reason, ferr)
+		return "robots.txt: " + failText(reason, ferr)
 	}
-	return failText(fetch.KindOf(ferr).String(), ferr)
+	return "robots.txt: " + failText(fetch.KindOf(ferr).String(), ferr)
 }
 
 // before is the verdict for a URL of site before robots.txt is asked

@@ -219,7 +219,7 @@ func (c *Crawler) robotsUnavailable(ent frontier.Entry, v robotsVerdict, out *fr
 		out.Failed = true
 		if v.reason == "robots-unavailable" {
 			c.counters.robotsUnavailable.Add(1)
-			le.Error = "robots-unavailable: robots.txt " + v.why
+			le.Error = "robots-unavailable: " + v.why
 			if v.first {
 				c.opts.Logger.Warn("robots.txt did not answer within the robots wait: the site's URLs end as robots-unavailable",
 					"url", ent.URL, "robots_wait", c.opts.RobotsWait, "last_failure", v.why)
@@ -234,7 +234,7 @@ func (c *Crawler) robotsUnavailable(ent frontier.Entry, v robotsVerdict, out *fr
 		// wait spending one of its retries.
 		reason := "robots-unavailable"
 		if v.why != "" {
-			reason += ": robots.txt " + v.why
+			reason += ": " + v.why
 		}
 		r := c.robotsRetry(ent, reason, v.until, out)
 		le.Error, le.Attempt, le.RetryAt = r.Error, r.Attempt, r.RetryAt
