@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"crypto/tls"
 	"net/url"
 	"strings"
 	"unsafe"
@@ -40,8 +41,8 @@ func pageMetadata(ent frontier.Entry, res *fetch.Result) []byte {
 	return b
 }
 
-// metadataHead starts the metadata block of an HTML page with its via and
-// hop path, room made for its outlinks; nil for anything else.
+// metadataHead starts the metadata block of an HTML page with its via,
+// hop path and TLS version and cipher suite (https), room made for its outlinks; nil for anything else.
 func metadataHead(ent frontier.Entry, res *fetch.Result) []byte {
 	if res.Status < 200 || res.Status >= 300 || !fetch.IsHTML(res.ContentType, res.Body) {
 		return nil
@@ -52,6 +53,12 @@ func metadataHead(ent frontier.Entry, res *fetch.Result) []byte {
 	}
 	if ent.Hops != "" {
 		b = storage.AppendWARCField(b, "hopsFromSeed", ent.Hops)
+	}
+	if t := res.TLS; t != nil {
+		// The connection the page came over, as the response record
+		// (plaintext bytes) cannot say.
+		b = storage.AppendWARCField(b, "tlsVersion", tls.VersionName(t.Version))
+		b = storage.AppendWARCField(b, "tlsCipherSuite", tls.CipherSuiteName(t.CipherSuite))
 	}
 	return b
 }

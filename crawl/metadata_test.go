@@ -2,9 +2,11 @@ package crawl
 
 import (
 	"bytes"
+	"crypto/tls"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/layercrawl/layercrawl/fetch"
@@ -175,5 +177,23 @@ func BenchmarkPageMetadata(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestMetadataTLS checks that an https page's metadata record names the
+// TLS version and cipher suite of its connection.
+func TestMetadataTLS(t *testing.T) {
+	base, _ := url.Parse("https://a.test/")
+	res := &fetch.Result{URL: "https://a.test/", Status: 200, ContentType: "text/html", Body: []byte("<p>x"), Base: base,
+		TLS: &tls.ConnectionState{Version: tls.VersionTLS13, CipherSuite: tls.TLS_AES_128_GCM_SHA256}}
+	got := string(pageMetadata(frontier.Entry{URL: res.URL}, res))
+	for _, want := range []string{"tlsVersion: TLS 1.3\r\n", "tlsCipherSuite: TLS_AES_128_GCM_SHA256\r\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("metadata %q lacks %q", got, want)
+		}
+	}
+	res.TLS = nil
+	if got := string(pageMetadata(frontier.Entry{URL: res.URL}, res)); strings.Contains(got, "tls") {
+		t.Errorf("plain http metadata %q names TLS", got)
 	}
 }
