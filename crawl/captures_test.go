@@ -216,7 +216,7 @@ func checkMetadata(t *testing.T, dir string, entries []storage.Entry) []string {
 	return outlinks
 }
 
-// TestCrawlCaptures is issue #11's end-to-end test: a web with requisites
+// TestCrawlCaptures is the end-to-end test of captures that replay: a web with requisites
 // and sitemaps (robots.txt Sitemap lines, an index, a gzip child, pages
 // only a sitemap lists, an oversized sitemap) is crawled exactly as
 // Expected says, nothing twice, with the sitemap hops and the cut

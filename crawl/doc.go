@@ -25,7 +25,7 @@
 // local mode by the host's response time and its 429 and 503 answers), and
 // robots.txt (RFC 9309) is obeyed.
 //
-// A crawl fetches what its archive needs to replay a page (issue #11):
+// A crawl fetches what its archive needs to replay a page:
 // the page requisites (images, scripts, stylesheets, media, and the
 // @import and url() of stylesheets) of a page in scope, from any host up
 // to Admission.MaxEmbedHops embed hops outside the scope and exempt from

@@ -29,7 +29,7 @@ func growthOptions(fixed bool) func(*Options) {
 
 // A crawl that discovers 25x the URLs its filter was sized for loses URLs
 // with a fixed filter and none with the default one, which adds
-// generations (issue 15 §5); its snapshots, taken while it grows, resume
+// generations; its snapshots, taken while it grows, resume
 // as a growing filter whatever the resumed crawl's options say.
 func TestFilterGrowth(t *testing.T) {
 	web := testweb.Options{Seed: 15, Hosts: 6, Pages: 1500}

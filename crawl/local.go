@@ -40,7 +40,7 @@ func (c *Crawler) openLocal() error {
 		// operating system before the page counts as done (a kill -9
 		// loses nothing) and the disk at each checkpoint: a disk flush
 		// per batch held every worker in Done and stalled the crawl
-		// (issue #5, docs/BENCHMARKS.md).
+		// (docs/BENCHMARKS.md).
 		st, err := storage.Open(o.StateDir, storage.Options{DeferSync: !o.SyncWrites})
 		if err != nil {
 			return fmt.Errorf("crawl: open state: %w", err)
@@ -358,7 +358,7 @@ func (s *localSeen) Snapshot() (io.WriterTo, error) { return s.prepareSnapshot()
 // snapshotPreparer is a Snapshotter that allocates its copy before the
 // checkpoint captures it, so that inserts wait for the copy alone: the
 // first writes to a fresh 20 MB allocation took 88-170 ms on this
-// project's VM, the copy 1.4-5.7 ms (issue 15 §3).
+// project's VM, the copy 1.4-5.7 ms.
 type snapshotPreparer interface {
 	prepareSnapshot() (capture func() (io.WriterTo, error))
 }

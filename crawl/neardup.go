@@ -62,7 +62,7 @@ type nearDup struct {
 // per page. It replaced the bit-sliced PMBF (neardup.Sliced), whose query
 // time grows with the pages indexed: 1.9 ms per page at 100,000, which made
 // a crawl of 200,000 pages spend more time checking than fetching
-// (docs/BENCHMARKS.md, issue 15); this one answers in constant time and
+// (docs/BENCHMARKS.md, "Near-duplicates"); this one answers in constant time and
 // matched it on the similarity experiment at equal memory.
 var nearDupOptions = neardup.MinHashOptions{Hashes: 32, Bands: 8, OnePermutation: true}
 
@@ -228,7 +228,7 @@ func (c *Crawler) checkNearDuplicate(ctx context.Context, res *fetch.Result, shi
 
 // nearDupURLBatch is how many pages' URLs are written to the store in one
 // batch: a store write per page was 0.11 s of the check's 0.40 s on the
-// real-site crawl (docs/BENCHMARKS.md, issue 14's check cost).
+// real-site crawl (docs/BENCHMARKS.md, the near-duplicate check's cost).
 const nearDupURLBatch = 256
 
 // remember keeps the URL of a page about to be indexed. The URLs reach the

@@ -35,7 +35,7 @@ const (
 	DefaultRevisitMinSize      = 1024
 	DefaultPayloadDigests      = 1_000_000
 	// DefaultNearDuplicateThreshold is the estimated resemblance at which
-	// a page counts as a near-duplicate (docs/BENCHMARKS.md, issue 14).
+	// a page counts as a near-duplicate (docs/BENCHMARKS.md, "Near-duplicates").
 	DefaultNearDuplicateThreshold = 0.7
 	DefaultNearDuplicatePages     = 1_000_000
 )

@@ -49,7 +49,7 @@ func (c *Crawler) startRedis(ctx context.Context) error {
 	if o.FixedFilter {
 		so.Filter = mlbf.Options{ExpectedURLs: o.ExpectedURLs, FalsePositiveRate: o.FalsePositiveRate}
 	} else {
-		// Generations are keys, added per shard by the script (issue 15 §5).
+		// Generations are keys, added per shard by the script.
 		so.Growth = &mlbf.ScalableOptions{ExpectedURLs: o.ExpectedURLs, FalsePositiveRate: o.FalsePositiveRate}
 	}
 	r.seen, err = redisfrontier.OpenSeen(ctx, r.client, so)

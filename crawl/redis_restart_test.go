@@ -17,7 +17,7 @@ import (
 // mid-crawl and started again on its append-only file 2.5s later. The
 // workers pause and retry; meanwhile their Stats say the shared counters
 // are unavailable (what the progress line prints); the crawl then
-// completes with every URL fetched exactly once (issue 12, section 4).
+// completes with every URL fetched exactly once.
 func TestCrawlSurvivesRedisKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills a private redis-server: skipped in -short")

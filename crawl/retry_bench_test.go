@@ -18,7 +18,7 @@ import (
 // every attempt), with and without retries. A page lost loses the pages
 // only it links to, so coverage falls faster than the failure rate.
 // Metrics: coverage-% of the URLs a fault-free crawl fetches, and
-// attempts/URL. Run with -benchtime 1x (docs/BENCHMARKS.md, issue 12).
+// attempts/URL. Run with -benchtime 1x (docs/BENCHMARKS.md, "Retries under transient failures").
 func BenchmarkRetryCoverage(b *testing.B) {
 	for _, rate := range []float64{0.05, 0.2, 0.5} {
 		for _, retries := range []int{-1, DefaultMaxRetries} {

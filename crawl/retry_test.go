@@ -198,7 +198,7 @@ func checkRetriedCoverage(t *testing.T, in *faults.Injector, want []string, entr
 	return retried, extra
 }
 
-// TestRetryBadInput checks the hostile cases of issue 12 §5: a host that
+// TestRetryBadInput checks hostile retry cases: a host that
 // answers 429 for ever, a 503 storm over a host, a host that resets every
 // second connection, and Retry-After set to garbage or a year away. None
 // may hang the crawl or lose a URL without a final, specific log line.

@@ -7,13 +7,13 @@ import (
 	"github.com/layercrawl/layercrawl/internal/testweb"
 )
 
-// TestCrawlScale50k is issue 15's CI-sized crawl: a 50,000-page synthetic
+// TestCrawlScale50k is a CI-sized scale crawl: a 50,000-page synthetic
 // web of 500 hosts (heavy-tailed host sizes, cross-host links, duplicates
 // under several spellings, calendar and shop traps), crawled with the
 // default filter (sized for 10 million URLs) and checkpoints every two
 // seconds. Coverage is checked
 // exactly: every URL Expected fetches is fetched, once, and nothing else.
-// The 1,000,000-page run is docs/bench-scale.sh's (docs/BENCHMARKS.md).
+// The 1,000,000-page run is docs/bench-scale.sh's (docs/BENCHMARKS.md, "Scale: the million-page crawl").
 // About 35 s of CPU: skipped under -race and -short, and run again
 // without the race detector by .ci/run.
 func TestCrawlScale50k(t *testing.T) {

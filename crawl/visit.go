@@ -96,7 +96,7 @@ func (c *Crawler) visit(ctx context.Context, ent frontier.Entry) (out frontier.O
 	// that is after the archiving below, unless an idle thread is woken to
 	// steal it. Yielding lets it send its request now: the median hand-off
 	// between two fetches of a host fell from 0.08 to 0.01 ms and the
-	// crawl's CPU by 6% (docs/BENCHMARKS.md, issue #5).
+	// crawl's CPU by 6% (docs/BENCHMARKS.md).
 	runtime.Gosched()
 	// The near-duplicate check's shingles come from the pass that finds
 	// the page's links.

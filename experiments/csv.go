@@ -12,7 +12,7 @@ import (
 )
 
 // CSVColumns are the columns of fp.csv, in order. The first thirteen are
-// fixed by issue #4; the later ones add what the reading of the results
+// fixed; the later ones add what the reading of the results
 // needs (members excluded from url+id, bits set per insertion, the seed,
 // and the sweep a row belongs to: "n" for the checkpoints of the n sweep,
 // "bits" for the memory sweep at fixed n).

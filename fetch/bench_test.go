@@ -235,7 +235,7 @@ func TestReadUpTo(t *testing.T) {
 
 // BenchmarkExtract measures extraction throughput, in MB/s of HTML (and
 // per CPU-second), over the real documentation pages of testdata/pages,
-// side by side: the extractor before issue #11 (extractV0: x/net/html
+// side by side: the former extractor (extractV0: x/net/html
 // Tokenizer, every body through charset.NewReader, links only), the same
 // Tokenizer feeding the new extractor (extractReference, links and
 // embeds), and the scanner, links only and with embeds.

@@ -24,7 +24,7 @@ func linkLines(links []Link) string {
 }
 
 // TestExtractEmbeds checks the hop type and context of each kind of link
-// and embed of issue #11.
+// and embed.
 func TestExtractEmbeds(t *testing.T) {
 	tests := []struct {
 		name, body, want string
@@ -293,7 +293,7 @@ e") url(f\61 g) url(h i) u\rl(j)}/* url(k) */`), "")
 }
 
 // TestExtractFindsTheOldLinks checks that the new extractor finds every
-// link the extractor before issue #11 (extractV0) found on the real pages,
+// link the former extractor (extractV0) found on the real pages,
 // with the same tag; what it adds must be embeds, or links inside
 // <noscript> (which extractV0 read as raw text).
 func TestExtractFindsTheOldLinks(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"golang.org/x/net/html/charset"
 )
 
-// extractV0 is Extract as it was at commit 7f2b9ab, before issue #11:
+// extractV0 is Extract as it was before it found embeds (commit 7f2b9ab):
 // links only, every body through charset.NewReader and the x/net/html
 // Tokenizer. It is kept verbatim (but for its name and metaNofollow's
 // argument type) as the baseline of BenchmarkExtract, and

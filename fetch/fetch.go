@@ -182,7 +182,7 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (*Result, error) {
 // requested URL and Links is empty until ParseLinks. A crawler that keeps
 // one request per host at a time calls FetchBody, lets the host's next
 // request go out, and only then parses the page's links, which takes
-// about as long as a fetch over loopback (issue #5).
+// about as long as a fetch over loopback.
 func (f *Fetcher) FetchBody(ctx context.Context, rawURL string) (*Result, error) {
 	return f.FetchBodyLimit(ctx, rawURL, f.opts.MaxBodySize)
 }

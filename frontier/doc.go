@@ -88,8 +88,7 @@
 // Sync are made again. Checkpoint syncs such a store before the seen-set is
 // captured, so a snapshot never claims a URL the disk lacks. Each synced
 // write costs a disk flush that Done waits for; at a few thousand pages a
-// second it held every worker in Done and stalled the fetches (issue #5,
-// docs/BENCHMARKS.md).
+// second it held every worker in Done and stalled the fetches (docs/BENCHMARKS.md).
 //
 // The seen-set must never claim a URL that the store does not hold: after a
 // crash it would be skipped for ever. [Frontier.Checkpoint] therefore stops

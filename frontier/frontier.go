@@ -654,7 +654,7 @@ func (f *Frontier) nextLocked() (e Entry, wait time.Duration, done bool, err err
 // behind (see Next), rather than every idle worker at once: with many
 // workers and few hosts, waking them all on every change filled the run
 // queues with goroutines that found nothing to do, ahead of the one that
-// had a fetch to make (issue #5).
+// had a fetch to make.
 func (f *Frontier) wakeLocked() {
 	if len(f.waiters) == 0 {
 		return
@@ -1202,7 +1202,7 @@ func (f *Frontier) Checkpoint(ctx context.Context, capture func(generation uint6
 	// Every batch of the inserts the copy holds was written to the store
 	// when capture returned; a sync now makes them durable before the
 	// snapshot that marks their URLs seen, without holding inserts for the
-	// disk flush (issue 15 §3: it made the barrier 50-100 ms,
+	// disk flush (it made the barrier 50-100 ms,
 	// docs/BENCHMARKS.md). Log files pebble closed meanwhile were synced
 	// when it closed them.
 	if s, ok := f.opts.Store.(Syncer); ok {
@@ -1239,8 +1239,7 @@ func (f *Frontier) Checkpoint(ctx context.Context, capture func(generation uint6
 	// by key wrote batches of thousands of deletions whose tombstones
 	// filled memtables faster than pebble flushed them, and every
 	// frontier update waited behind the flushes: 28-99 updates over 50 ms
-	// just after checkpoints, none without the trim (issue 15 §2,
-	// docs/BENCHMARKS.md).
+	// just after checkpoints, none without the trim (docs/BENCHMARKS.md).
 	err = f.opts.Store.Write(func(w Writer) error {
 		rd, ok := w.(RangeDeleter)
 		if !ok {

@@ -1103,8 +1103,7 @@ func (s *gateSeen) TestAndAdd(ctx context.Context, seg []string) (bool, error) {
 
 // TestCheckpointDoesNotStopInserts: a checkpoint copies the seen-set while
 // a batch is in progress (its insert blocked), and a batch that starts
-// after it completes meanwhile: the checkpoint stops no insert (issue 15
-// §3). It records its generation only once the batch in progress at the
+// after it completes meanwhile: the checkpoint stops no insert. It records its generation only once the batch in progress at the
 // copy is committed, so a crash in between resumes from the previous one.
 func TestCheckpointDoesNotStopInserts(t *testing.T) {
 	store := newMemStore()

@@ -12,7 +12,7 @@ import (
 // carrying the same link skips resolution, normalization, the admission
 // checks and the seen-set call: it would be a duplicate anyway. On real
 // documentation sites about 87% of links are duplicates, and most of them
-// are the same navigation links on many pages of one directory (issue #16).
+// are the same navigation links on many pages of one directory.
 //
 // The key is the link as written and the part of the base URL its
 // resolution depends on: for a relative path ("a/b", "../c"), an absolute

@@ -2,7 +2,7 @@ package frontier
 
 import "time"
 
-// Adaptive politeness (issue 12 §2). After each request a host waits
+// Adaptive politeness (docs/RESILIENCE.md). After each request a host waits
 //
 //	max(Delay, Crawl-delay, min(DelayFactor × the request's time, MaxDelay), throttle)
 //

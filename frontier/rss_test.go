@@ -24,7 +24,7 @@ import (
 )
 
 // The frontier must not be bounded by RAM: 2 million queued URLs with the
-// process's peak RSS under 256 MiB (issue #5).
+// process's peak RSS under 256 MiB.
 const (
 	rssURLs  = 2_000_000
 	rssHosts = 2_000

@@ -129,7 +129,7 @@ func TestLimitsValidate(t *testing.T) {
 	}
 }
 
-// trapWeb serves the crawler traps of issue #6 on host h.test, each under
+// trapWeb serves the crawler traps (calendar, session, deep and repeating paths) on host h.test, each under
 // its own path.
 func trapWeb(e Entry) Outcome {
 	path := e.URL[len("http://h.test"):]

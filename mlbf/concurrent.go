@@ -197,7 +197,7 @@ func (f *Concurrent) copyWords(w []uint64) {
 // fresh allocation is mapped page by page as it is first written, and on
 // a virtual machine those faults cost far more than the copy (a 20 MB
 // filter: 88-170 ms against 1.4-5.7 ms for the copy into touched memory,
-// docs/BENCHMARKS.md, issue 15 §3). Copying under the stripe locks into
+// docs/BENCHMARKS.md). Copying under the stripe locks into
 // touched memory holds inserts for the copy alone.
 func touched(n int) []uint64 {
 	w := make([]uint64, n)

@@ -90,7 +90,7 @@
 //     computes all block addresses first so the misses of the layers
 //     overlap. A blocked filter needs somewhat more bits than a classic one
 //     for the same rate (uneven block loads; BlockedFalsePositiveRate).
-//   - Sizing from the target (issue 16): with ExpectedURLs n and
+//   - Sizing from the target: with ExpectedURLs n and
 //     FalsePositiveRate p, the integrity layer is sized for n keys at p by
 //     the blocked formula (BlockedFalsePositiveRate, exact for uniform
 //     probes), with k derived from p when Hashes is 0

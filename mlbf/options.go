@@ -103,8 +103,7 @@ type Options struct {
 	// memory. Default (nil): every segment layer is one 512-bit block,
 	// which fills within its first few hundred segments and then passes
 	// every key, so the integrity layer alone answers and the measured
-	// rate is BlockedFalsePositiveRate of the integrity layer (issue 16:
-	// on the shared datasets, sizing the segment layers to filter cost
+	// rate is BlockedFalsePositiveRate of the integrity layer (on the shared datasets, sizing the segment layers to filter cost
 	// more bits than giving the same bits to the integrity layer, and made
 	// the rate depend on the data).
 	ExpectedSegments []uint64

@@ -14,7 +14,7 @@ import (
 
 // TestScalableStaysWithinTarget inserts 10x the first generation's
 // capacity of distinct generated keys and queries fresh ones: the measured
-// rate stays at or below the target (issue 15 §5), where a fixed filter of
+// rate stays at or below the target, where a fixed filter of
 // the same initial sizing is far above it; no inserted key is lost.
 func TestScalableStaysWithinTarget(t *testing.T) {
 	n0 := scaled(20_000)
@@ -384,7 +384,7 @@ func TestScalableMerge(t *testing.T) {
 // TestScalableRateByLoad measures the false-positive rate on fresh keys at
 // 1x, 3x and 10x the first capacity, with growth and with a fixed filter
 // of the same first sizing, at the crawler's target (0.1%) and at 1%
-// (issue 15's figures; docs/BENCHMARKS.md). Growth keeps the rate within
+// (docs/BENCHMARKS.md, "A filter that grows"). Growth keeps the rate within
 // the target at every load; the fixed filter exceeds it from 3x.
 func TestScalableRateByLoad(t *testing.T) {
 	n0 := scaled(20_000)

@@ -11,7 +11,7 @@ import (
 )
 
 // BenchmarkDefaultSizing compares the filters users get from the sizing
-// options alone (issue 16 §1): bits-and-blooms' NewWithEstimates(N, p)
+// options alone: bits-and-blooms' NewWithEstimates(N, p)
 // against mlbf's Options{ExpectedURLs: N, FalsePositiveRate: p}, and
 // against mlbf's previous default sizing (k=3, every segment layer sized
 // for N segments at rate 0.5; reproduced with ExpectedSegments). Each

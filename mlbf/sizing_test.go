@@ -8,7 +8,7 @@ import (
 	"github.com/bits-and-blooms/bloom/v3"
 )
 
-// Issue 16 §1: with only ExpectedURLs and FalsePositiveRate set, a filter
+// With only ExpectedURLs and FalsePositiveRate set, a filter
 // costs at most 1.3x the bits of bits-and-blooms' NewWithEstimates(N, p),
 // its measured false-positive rate at N keys is at or below p and not far
 // below it, and the sizing formula (BlockedFalsePositiveRate of the

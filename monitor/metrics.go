@@ -29,7 +29,7 @@ type fetchMetrics struct {
 }
 
 // blockedBuckets are the checkpoint-blocked histogram's bounds: powers of 4
-// from 100 µs, and 50 ms, issue 15's bound on an insert stall, so that the
+// from 100 µs, and 50 ms, the bound a checkpoint's insert stall is held to, so that the
 // blocks over it are counted exactly.
 var blockedBuckets = []float64{0.0001, 0.0004, 0.0016, 0.0064, 0.0256, 0.05, 0.1024, 0.4096, 1.6384, 6.5536, 26.2144}
 

@@ -27,7 +27,7 @@
 //   - SimHash (Charikar 2002; Manku et al., WWW 2007) and MinHash with LSH
 //     banding (Broder 1997), the baselines.
 //
-// docs/BENCHMARKS.md (issue 14) compares them at equal memory per page.
+// docs/BENCHMARKS.md ("Near-duplicates") compares them at equal memory per page.
 //
 // # Concurrency
 //

@@ -359,7 +359,7 @@ func (h *wordHasher) feed(text string) {
 // A Shingler computes ShingleHashes(VisibleText(doc), w) from a
 // document's tokens as they come, in one pass, without building the text
 // (VisibleText and a second pass over it cost the crawler more than the
-// index query; issue #14). Its methods are those of TextBuilder, so a
+// index query). Its methods are those of TextBuilder, so a
 // link extractor can feed it (fetch.ExtractOptions.Text). The zero value
 // is ready to use.
 type Shingler struct {

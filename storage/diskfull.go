@@ -34,7 +34,7 @@ func defaultDiskReserve(memTable int64) int64 { return 3*memTable + 1<<20 }
 // A check asks the file system (statfs) unless the last answer, less than
 // diskGuardInterval ago, left more than diskGuardSlack above the reserve:
 // a crawl writes a batch per fetch, and one statfs each was 1% of a
-// crawl's CPU (docs/BENCHMARKS.md, issue #16). Filling 4 GiB in 100 ms
+// crawl's CPU (docs/BENCHMARKS.md). Filling 4 GiB in 100 ms
 // takes 40 GB/s; below that slack every write checks.
 type diskGuard struct {
 	fs      vfs.FS

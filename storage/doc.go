@@ -12,7 +12,7 @@
 // once the batch is written to the operating system (it survives kill -9)
 // and the disk flush waits for Sync or Close: after a crash of the machine
 // the store reopens at a prefix of the acknowledged batches. A flush per
-// batch took most of a fast crawl's time (issue #5).
+// batch took most of a fast crawl's time.
 //
 // Write refuses a batch, writing nothing, when the store's file system has
 // less than Options.DiskReserve free (ErrDiskFull, which matches

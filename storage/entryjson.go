@@ -9,7 +9,7 @@ import (
 
 // appendEntryJSON appends e as encoding/json's Encoder (with
 // SetEscapeHTML(false)) writes it, newline included, without reflection:
-// encoding/json was 3% of a crawl's CPU (docs/BENCHMARKS.md, issue #16).
+// encoding/json was 3% of a crawl's CPU (docs/BENCHMARKS.md, "The WARC writer": 1,162 against 2,262 ns per line).
 // ok is false, and dst returned unchanged, for what json would refuse or
 // what this does not write the same way (a float that is NaN or
 // infinite, a time that RFC 3339 cannot hold): the caller then uses

@@ -538,7 +538,7 @@ type warcField struct{ name, value string }
 // Huffman table to build per member, the largest cost of small members);
 // otherwise by klauspost/compress's gzip (standard gzip members, read by
 // compress/gzip and warcio), which compresses the records of a crawl at
-// about half the CPU of compress/gzip (issue #5, docs/BENCHMARKS.md).
+// about half the CPU of compress/gzip (docs/BENCHMARKS.md, "The WARC writer").
 type recordBuilder struct {
 	out   sink
 	head  []byte   // the record's WARC header

@@ -72,7 +72,7 @@ func FuzzNormalize(f *testing.F) {
 }
 
 // checkRFC3986Form is the slow check of the policy's percent-encoding
-// (issue #11): outside the host, canon is in RFC 3986's grammar (section
+// (RFC 3986): outside the host, canon is in RFC 3986's grammar (section
 // 3) and its escapes are in canonical form (section 6.2.2). Every '%'
 // starts an escape of two uppercase hex digits that is not of an
 // unreserved character, and every other byte is one the component allows

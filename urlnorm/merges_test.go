@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// TestEncodingMerges measures what issue #11's RFC 3986 encoding merges on
+// TestEncodingMerges measures what the RFC 3986 encoding merges on
 // the shared datasets: each URL's canonical form before the change (the
 // slow reference applyPolicyBefore11 of the policy-free parse, which gave
 // the old Normalize's results on every URL of the sets) against
@@ -98,7 +98,7 @@ func TestEncodingMerges(t *testing.T) {
 	for _, c := range changed {
 		total += c
 	}
-	t.Logf("%d distinct valid URLs (every %d-th line of %d files); canonical URLs: %d before issue #11's encoding, %d after (%d fewer)",
+	t.Logf("%d distinct valid URLs (every %d-th line of %d files); canonical URLs: %d before the RFC 3986 encoding, %d after (%d fewer)",
 		len(inputs), step, len(files), len(newOf), len(oldForms), len(newOf)-len(oldForms))
 	t.Logf("%d canonical URLs now each stand for 2 or more former ones (%d former canonical URLs, %d distinct inputs)", len(merged), mergedOld, mergedInputs)
 	t.Logf("%d URLs have a different canonical form than before:", total)
@@ -130,7 +130,7 @@ func logCounts(t *testing.T, m map[string]int) {
 	}
 }
 
-// newlyEncoded names what issue #11's encoding changes in a canonical URL
+// newlyEncoded names what the RFC 3986 encoding changes in a canonical URL
 // of the former policy: the raw bytes its path, query or kept fragment hold
 // that RFC 3986 does not allow there (WHATWG left them as typed), and a '%'
 // that starts no escape, each once.

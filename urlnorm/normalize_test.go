@@ -108,7 +108,7 @@ func TestNormalizeTricky(t *testing.T) {
 		{"stray percent in userinfo", "http://u%:p%zz@h/", "http://u%25:p%25zz@h/", nil},
 		{"stray percent in a hash-bang", "http://h/#!50%", "http://h/#!50%25", nil},
 
-		// RFC 3986 grammar of each component (issue #11): what it does not
+		// RFC 3986 grammar of each component: what it does not
 		// allow is encoded, so the spellings browsers send raw merge with
 		// the encoded ones; reserved characters it allows stay as they are.
 		{"pipe in query", "http://h/?q=a|b", "http://h/?q=a%7Cb", nil},

@@ -7,7 +7,7 @@ import (
 	"github.com/PuerkitoBio/purell"
 )
 
-// TestPurellBugs keeps one case per purell v1.2.1 bug named in issue #3. Each
+// TestPurellBugs keeps one case per known purell v1.2.1 bug. Each
 // calls purell to show the bug is real (its output is wrong as stated) and
 // checks that this package gives the correct result.
 func TestPurellBugs(t *testing.T) {

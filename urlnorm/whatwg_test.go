@@ -115,13 +115,13 @@ func TestWHATWGExact(t *testing.T) {
 // policy (string operations on the finished href), not the package's code.
 func applyPolicy(href string) string { return rewriteHref(href, true) }
 
-// applyPolicyBefore11 is the policy as it was before issue #11: the same
+// applyPolicyBefore11 is the policy as it was before the RFC 3986 encoding: the same
 // differences but WHATWG's percent-encoding (no RFC 3986 sets, a stray '%'
 // kept, and no escape decoded where a stray '%' precedes it). It gave the
 // same result as Normalize on all 1,497,738 valid URLs of the shared
 // datasets at commit 0da96ff, the last one with that policy; it stays as the
 // "before" of the merge report (TestEncodingMerges) and of the WHATWG cases
-// that issue #11 changed (rfc3986Cases).
+// that the RFC 3986 encoding changed (rfc3986Cases).
 func applyPolicyBefore11(href string) string { return rewriteHref(href, false) }
 
 func rewriteHref(href string, rfc bool) string {
@@ -149,7 +149,7 @@ func rewriteHref(href string, rfc bool) string {
 		path, query = path[:i], path[i:]
 	}
 	// 3. Escapes are case-insensitive and escaped unreserved characters
-	//    equal the characters (RFC 3986 6.2.2.1, 6.2.2.2). Since issue #11,
+	//    equal the characters (RFC 3986 6.2.2.1, 6.2.2.2). Now
 	//    each component is also written in RFC 3986's grammar (section 3):
 	//    what it does not allow raw is encoded, a '%' that starts no escape
 	//    included.
@@ -221,8 +221,7 @@ func isUnreservedRef(c byte) bool {
 
 // fixEscapesBefore11 uppercases escapes and decodes unreserved ones, except
 // that an escaped hex digit right after a stray '%' (or '%' and one hex
-// digit) stays encoded, so that no new escape appears (the policy before
-// issue #11, which kept stray '%').
+// digit) stays encoded, so that no new escape appears (the former policy, which kept stray '%').
 func fixEscapesBefore11(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
@@ -257,7 +256,7 @@ func deref(s *string) any {
 }
 
 // rfc3986Cases lists, case by case, the urltestdata.json cases whose
-// expected result issue #11's RFC 3986 encoding changed (where
+// expected result the RFC 3986 encoding changed (where
 // applyPolicy and applyPolicyBefore11 differ): the href the standard
 // gives, and what Normalize returns instead. TestWHATWGPolicy fails if a
 // case changes without being listed here, or a listed one no longer does.
@@ -288,7 +287,7 @@ var rfc3986Cases = []struct {
 
 // TestWHATWGPolicy checks Normalize/Resolve against the standard's href
 // after applyPolicy's deliberate differences, and that the cases changed by
-// issue #11's encoding are exactly the documented rfc3986Cases.
+// the RFC 3986 encoding are exactly the documented rfc3986Cases.
 func TestWHATWGPolicy(t *testing.T) {
 	cases := loadWPT(t)
 	n, err := New(Options{})
@@ -314,7 +313,7 @@ func TestWHATWGPolicy(t *testing.T) {
 		i, ok := listed[c.Input+"\x00"+base]
 		switch before := applyPolicyBefore11(c.Href); {
 		case want != before && !ok:
-			t.Errorf("input %q base %v: issue #11's encoding changes %q to %q; list the case in rfc3986Cases", c.Input, deref(c.Base), before, want)
+			t.Errorf("input %q base %v: the RFC 3986 encoding changes %q to %q; list the case in rfc3986Cases", c.Input, deref(c.Base), before, want)
 		case want == before && ok:
 			t.Errorf("input %q base %v: listed in rfc3986Cases but not changed by the encoding (%q)", c.Input, deref(c.Base), want)
 		case ok:

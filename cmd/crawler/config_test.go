@@ -97,7 +97,7 @@ func TestShippedConfig(t *testing.T) {
 	}
 }
 
-// Issue #11's flags map onto crawl.Options, from the command line and from
+// The capture flags (requisites, sitemaps, hop limits) map onto crawl.Options, from the command line and from
 // a config file.
 func TestCaptureFlags(t *testing.T) {
 	c, _, err := parseTestArgs(t, "--no-embeds", "--max-embed-hops", "-1", "--no-sitemaps",

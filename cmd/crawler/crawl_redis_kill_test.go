@@ -41,7 +41,7 @@ func (s *syncBuffer) String() string {
 
 var leaseIDRE = regexp.MustCompile(`lease_id=([0-9a-f]+)`)
 
-// TestCrawlRedisWorkerKilled is issue #7's end-to-end test: three "crawler
+// TestCrawlRedisWorkerKilled is the distributed mode's end-to-end test: three "crawler
 // crawl --redis" worker processes crawl the generated 5,000-page, 3-host
 // site over HTTP, and one of them is killed with SIGKILL mid-crawl while it
 // holds host leases. The other two finish the crawl.
@@ -133,14 +133,14 @@ func TestCrawlRedisWorkerKilled(t *testing.T) {
 	if !raceEnabled {
 		t.Logf("the same crawl undisturbed took %v", undisturbed.Round(time.Millisecond))
 	}
-	// Issue 12 §3: the survivors finish within the undisturbed crawl's
+	// The survivors finish within the undisturbed crawl's
 	// time plus 15s. Measured, not assumed: "within 15s of the kill" held
 	// only where the rest of the crawl took less than that (a kill after
 	// 13s of a 30s crawl failed it on a slower machine). Under the race
 	// detector the bound only shows that the leases were not waited out
 	// (two minutes): the rest of the crawl ends within 45s of the kill
 	// (23-26s, 2026-11-27); the run without it (racetests)
-	// checks issue 12's bound.
+	// checks the killed-worker bound.
 	if raceEnabled {
 		if doneAfter-killedAfter > 45*time.Second {
 			t.Errorf("crawl done %v after the kill, want within 45s: the survivors waited for the two-minute leases, not the heartbeats", doneAfter-killedAfter)
@@ -294,7 +294,7 @@ func freezeHoldingLeases(t *testing.T, rdb *redis.Client, prefix string, victim 
 // its liveness (3s) expires, the others take its hosts back and finish,
 // and when it is continued (SIGCONT) its late completions are fenced. All
 // three exit cleanly, no URL is lost, and the URLs fetched twice are at
-// most the entries it held when it stopped (issue #12, section 3).
+// most the entries it held when it stopped.
 func TestCrawlRedisWorkerStopped(t *testing.T) {
 	if testing.Short() {
 		t.Skip("distributed crawl with a stopped worker skipped in -short mode")
@@ -375,7 +375,7 @@ func TestCrawlRedisWorkerStopped(t *testing.T) {
 
 // undisturbedCrawlTime crawls another copy of the generated site with
 // the same workers and flags, none of them stopped, and returns how long
-// it took: what issue 12 §3 measures a crawl with a killed worker against.
+// it took: what a crawl with a killed worker is measured against.
 func undisturbedCrawlTime(t *testing.T, workers, concurrency int) time.Duration {
 	t.Helper()
 	_, prefix := statusRedis(t)
@@ -396,7 +396,7 @@ func undisturbedCrawlTime(t *testing.T, workers, concurrency int) time.Duration 
 // and TestCrawlRedisWorkerStopped, and kills any still running when the
 // test ends. The lease is the default two minutes: the others get a dead
 // worker's hosts back through the heartbeats (liveness 3s here), not by
-// waiting for its leases to expire (issue #12, section 3).
+// waiting for its leases to expire.
 func startVictimCrawl(t *testing.T, workers, concurrency int, seeds, out, prefix string) (cmds []*exec.Cmd, outs, errs []*syncBuffer) {
 	t.Helper()
 	args := []string{"--seeds", seeds, "--out", out, "--delay", "-1", "--allow-private",

@@ -49,7 +49,7 @@ func TestCrawlRedisWorkers(t *testing.T) {
 		if !strings.Contains(errs[i].String(), "shared: pages") {
 			t.Errorf("worker %d: no progress line on stderr:\n%s", i, errs[i])
 		}
-		// The trap limits apply in Redis mode (issue #7): no note saying
+		// The trap limits apply in Redis mode: no note saying
 		// otherwise, and the summary counts this worker's refusals.
 		if strings.Contains(errs[i].String(), "not applied") {
 			t.Errorf("worker %d: stale note that the trap limits are not applied:\n%s", i, errs[i])

@@ -23,7 +23,7 @@ import (
 	"github.com/layercrawl/layercrawl/storage"
 )
 
-// Requirements of issue #6 on a crawl of the hostile web with default
+// Requirements on a crawl of the hostile web with default
 // limits. The race detector multiplies both time and memory (its shadow
 // memory covers the duplicate filter (tens of MiB) of the default
 // --expected-urls several times over): under -race the wall-time bound is
@@ -39,8 +39,7 @@ const (
 
 // hostileArgs are the only flags the requirement allows besides the
 // defaults: private addresses (the site is on loopback) and no delay. The
-// requirement (issue #6) is about one attempt per URL, so retries (issue
-// 12, which came later) are off: with them every timeout of the drip and
+// requirement is about one attempt per URL, so retries (which came later) are off: with them every timeout of the drip and
 // the silent host would be waited for four times. crawl's
 // TestRetryBadInput covers retries of hostile hosts.
 func hostileArgs(t *testing.T, site *hostile.Site, dir string) (args []string, out string) {
@@ -237,7 +236,7 @@ func checkHostileCrawl(t *testing.T, site *hostile.Site, out, summary string) {
 		"outlinks          1 pages cut at --max-outlinks 5000, 45000 links dropped",
 		// endless, big, bomb; drip; reset-mid-body, short
 		"truncated         3 bodies cut at --max-body-size 10485760, 1 by --fetch-timeout 30s, 2 by a disconnect",
-		"1 given up as their robots.txt did not answer within --robots-wait 20s", // the slow robots.txt
+		"1 given up as their robots.txt did not answer within --robots-wait 20s",                                 // the slow robots.txt
 		"failed for good   2 URLs: 0 refused addresses (--allow-private), 0 TLS certificates, 2 names not found", // the .invalid host twice
 	} {
 		if !strings.Contains(summary, want) {

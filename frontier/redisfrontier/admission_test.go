@@ -11,7 +11,7 @@ import (
 )
 
 // TestFrontierTrapLimits: in Redis mode the trap limits of
-// frontier.Limits apply to discovered links (issue #7; they did nothing
+// frontier.Limits apply to discovered links (they did nothing
 // before): a repeated segment and an over-long URL are refused, never
 // queued nor marked seen, and counted in WorkerStats; a seed is exempt.
 func TestFrontierTrapLimits(t *testing.T) {

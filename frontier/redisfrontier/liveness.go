@@ -10,7 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Worker liveness (issue #12, section 3). A lease alone hands a dead
+// Worker liveness. A lease alone hands a dead
 // worker's host to another worker only when it expires, and a lease must
 // outlast the slowest fetch (2 minutes by default): a killed worker left
 // its hosts idle that long. So every worker also beats: it renews a

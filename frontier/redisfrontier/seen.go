@@ -122,7 +122,7 @@ type seenReq struct {
 
 // seenLayout versions how the seen-set's bits sit in Redis; it starts the
 // parameters stored in the meta key, so that workers of another layout
-// refuse the crawl instead of misreading its bits. v1 (before issue 16)
+// refuse the crawl instead of misreading its bits. v1 (an earlier layercrawl)
 // kept each layer of a shard in its own key; v2 keeps all layers of a
 // shard in one key, one after the other (see layerOffsets).
 const seenLayout = "v2"
@@ -194,7 +194,7 @@ end
 // rest cost an allocation and a free each, and 2 + 7*4 = 30. Per probe,
 // this costs Redis about half the CPU of the v1 script, which sent 1,500
 // operations per BITFIELD call and one ARGV entry per offset (callgrind,
-// BenchmarkSeenVsSADD and docs/BENCHMARKS.md, issue 16).
+// BenchmarkSeenVsSADD and docs/BENCHMARKS.md).
 var seenScript = redis.NewScript(`
 local call = redis.call
 local mark = call('GET', KEYS[1])
@@ -251,7 +251,7 @@ return out
 func OpenSeen(ctx context.Context, c *Client, opts SeenOptions) (*Seen, error) {
 	s, err := openSeen(ctx, c, opts, true)
 	if errors.Is(err, ErrIncompatible) && opts.Filter.Hashes == 0 {
-		// Before issue 16 §2's second part the seen-set took mlbf's k.
+		// Crawls started by an earlier layercrawl took mlbf's k.
 		if old, oldErr := openSeen(ctx, c, opts, false); oldErr == nil {
 			return old, nil
 		}
@@ -269,7 +269,7 @@ func OpenSeen(ctx context.Context, c *Client, opts SeenOptions) (*Seen, error) {
 // Redis's CPU per new URL follows k: BenchmarkSeenVsSADD measured 0.92 µs
 // at k=3 and 1.49 µs at mlbf's k=6 for 1%, 1.26 µs at k=4 and 2.03 µs at
 // k=8 for 0.1%, against 0.93 µs for a pipelined SADD of the URL's SHA1
-// (docs/BENCHMARKS.md, issue 16 §2). A blocked filter's size is flat near
+// (docs/BENCHMARKS.md, "The Redis seen-set"). A blocked filter's size is flat near
 // its best k, so halving k costs 16-37% more bits from 5% to 0.01% (at 1%,
 // 12.6 bits per URL instead of 9.9; at 0.1%, 21.5 instead of 15.7): a
 // small price next to a SADD set's 640 bits per URL, when one Redis serves

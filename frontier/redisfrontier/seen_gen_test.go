@@ -235,7 +235,7 @@ func TestSeenGrowthAgreesWithReference(t *testing.T) {
 	}
 }
 
-// TestSeenGrowthStaysWithinTarget is issue 15 §5's test in Redis: 10x the
+// TestSeenGrowthStaysWithinTarget is mlbf's TestScalableStaysWithinTarget in Redis: 10x the
 // first capacity of distinct URLs go in (20,000 -> 200,000 at 1%), then
 // the false-positive rate is measured on 50,000 other URLs. Growing, it
 // stays within the target; the fixed filter of the first capacity, under

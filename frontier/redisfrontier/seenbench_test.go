@@ -152,7 +152,7 @@ func (p pass) report(b *testing.B, name string, n int) {
 	b.ReportMetric(float64(p.cmd)/float64(n), name+"-cmdus/url")
 }
 
-// BenchmarkSeenVsSADD is issue 16's comparison: the seen-set against the
+// BenchmarkSeenVsSADD compares the seen-set with the
 // scrapy-redis fingerprint set with its SADDs pipelined, both over the same
 // URLs (the first b.N of the shared datasets that urlnorm accepts, as the
 // crawler normalizes and segments them) in batches of 4,096, each side on

@@ -31,7 +31,7 @@ func (d *discard) Write(p []byte) (int, error) { return len(p), nil }
 func (d *discard) WriteHeader(int)             {}
 
 // benchSizes are the webs of the benchmarks: a small one and the 1M-page
-// web of issue #15.
+// web.
 var benchSizes = []struct{ hosts, pages int }{{10, 1000}, {10_000, 1_000_000}}
 
 // BenchmarkHandler measures the server's own cost per request (routing,

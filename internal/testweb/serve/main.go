@@ -1,6 +1,6 @@
 // Command serve serves a synthetic web (package testweb) from its own
 // process, for crawl benchmarks that must not share a process with the
-// crawler (issue #15's 1M-page run).
+// crawler (the million-page run of docs/bench-scale.sh).
 //
 // Usage:
 //

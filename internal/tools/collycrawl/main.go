@@ -1,5 +1,5 @@
-// Command collycrawl is the crawler a colly user would write, for issue
-// 15's side-by-side benchmark (internal/tools/scalebench -colly): an
+// Command collycrawl is the crawler a colly user would write, for the
+// side-by-side benchmark (internal/tools/scalebench -colly): an
 // asynchronous collector, a parallelism limit, robots.txt obeyed, every
 // a[href] visited. It keeps no archive; it prints "pages N" every second
 // and at the end.

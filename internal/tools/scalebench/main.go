@@ -1,4 +1,4 @@
-// Command scalebench runs issue 15's scale benchmark: a synthetic web
+// Command scalebench runs the scale benchmark (docs/bench-scale.sh): a synthetic web
 // (internal/testweb/serve) in one process, a crawler in another, and a
 // sampler reading the crawler's /metrics and /proc every second. It writes
 // the samples, the crawl cut into tenths of its pages (pages per second,
