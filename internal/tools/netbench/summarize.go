@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -19,6 +20,10 @@ type row struct {
 	pages, requests  []float64
 	loads            []float64
 	failed           int
+	// order is the wall time of every run in file order, NaN for a
+	// failed one: run i of one crawler is paired with run i of the
+	// baseline, which the driver script runs in the same round.
+	order []float64
 }
 
 func summarizeCommand(args []string) error {
@@ -72,8 +77,10 @@ func readResults(r io.Reader) ([]*row, error) {
 		}
 		if v[10] != 0 {
 			g.failed++
+			g.order = append(g.order, math.NaN())
 			continue
 		}
+		g.order = append(g.order, v[2])
 		cpu := v[3] + v[4]
 		g.wall = append(g.wall, v[2])
 		g.cpu = append(g.cpu, cpu)
@@ -88,20 +95,27 @@ func readResults(r io.Reader) ([]*row, error) {
 	return rows, nil
 }
 
-// table renders rows as Markdown: medians over each group's runs.
+// table renders rows as Markdown: medians over each group's runs, and
+// the median of the ratios of its wall times to the baseline's in the
+// same rounds (paired, so that a load that changes between rounds
+// cancels), with their range.
 func table(rows []*row, baseline string) string {
-	out := "| scenario | crawler | runs | wall s | ideal s | wall / ideal | wall / " + baseline + " | CPU s | CPU ms / page | pages | requests | load 1m |\n"
+	out := "| scenario | crawler | runs | wall s | ideal s | wall / ideal | wall / " + baseline + " (paired; min-max) | CPU s | CPU ms / page | pages | requests | load 1m |\n"
 	out += "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n"
 	for _, g := range rows {
-		base := 0.0
+		var paired []float64
 		for _, b := range rows {
 			if b.scenario == g.scenario && b.label == baseline {
-				base = median(b.wall)
+				for i := range min(len(g.order), len(b.order)) {
+					if r := g.order[i] / b.order[i]; !math.IsNaN(r) && !math.IsInf(r, 0) {
+						paired = append(paired, r)
+					}
+				}
 			}
 		}
 		ratio := "-"
-		if base > 0 && len(g.wall) > 0 {
-			ratio = fmt.Sprintf("%.3f", median(g.wall)/base)
+		if len(paired) > 0 {
+			ratio = fmt.Sprintf("%.3f; %.3f-%.3f", median(paired), minOf(paired), maxOf(paired))
 		}
 		runs := fmt.Sprint(len(g.wall))
 		if g.failed > 0 {
