@@ -32,9 +32,10 @@
 # their extensions; Scrapy's and colly's link extractors take only links),
 # so that every tool fetches pages. Scrapy gets the scheduler its docs
 # recommend for broad crawls (DownloaderAwarePriorityQueue): with the
-# default one, requests queued for busy hosts hold its 16 slots. The CPU figures are spent on loopback;
-# the wall times are the emulated network's. Needs: go, wget,
-# python3-scrapy (/usr/bin/scrapy), and for docs the three doc packages.
+# default one, requests queued for busy hosts hold its 16 slots. The CPU
+# figures are spent on loopback; the wall times are the emulated network's.
+# Needs: go, wget, python3-scrapy (/usr/bin/scrapy), and for docs the three
+# doc packages.
 set -euo pipefail
 
 OUT=${1:-/tmp/bench-network}
@@ -71,16 +72,21 @@ REJECT='*.css,*.js,*.png,*.jpg,*.jpeg,*.gif,*.svg,*.ico,*.woff,*.woff2,*.ttf'
 
 # crawl_cmd LABEL SCENARIO prints the shell command that crawls once.
 crawl_cmd() {
-	local label=$1 scenario=$2 delay=0 cdelay="--delay -1" wwait=""
-	if [ "$scenario" = b ]; then delay=1; cdelay=""; wwait="--wait=1"; fi
+	local label=$1 scenario=$2 delay=0 cdelay="--delay -1" wwait="" slots=16
+	# At the default politeness a host waits 1 s after each answer. The
+	# crawler and colly count only requests in flight against their 16;
+	# a wget process and a Scrapy request waiting out a host's delay hold
+	# one of theirs, so there they get one per host (100), which the
+	# delay, not the cap, then bounds.
+	if [ "$scenario" = b ]; then delay=1; cdelay=""; wwait="--wait=1"; slots=100; fi
 	local log="$OUT/logs/$label-$scenario.log"
 	case $label in
 	wget)
-		# One wget per host, 16 at a time; -r stays on the seed's host.
+		# One wget per host, $slots at a time; -r stays on the seed's host.
 		# Exit 8 is a 404 among the pages, which is no failure here.
-		echo "xargs -P 16 -n 1 sh -c 'wget -r -l inf -nd --delete-after -q -e robots=on $wwait -R \"$REJECT\" -P \"\$NETBENCH_DIR/\$(echo \"\$1\" | cut -d/ -f3)\" \"\$1\"; s=\$?; [ \$s = 0 ] || [ \$s = 8 ]' _ <\"\$NETBENCH_SEEDS\" >$log 2>&1" ;;
+		echo "xargs -P $slots -n 1 sh -c 'wget -r -l inf -nd --delete-after -q -e robots=on $wwait -R \"$REJECT\" -P \"\$NETBENCH_DIR/\$(echo \"\$1\" | cut -d/ -f3)\" \"\$1\"; s=\$?; [ \$s = 0 ] || [ \$s = 8 ]' _ <\"\$NETBENCH_SEEDS\" >$log 2>&1" ;;
 	scrapy)
-		echo "cd \"\$NETBENCH_DIR\" && /usr/bin/scrapy runspider $OUT/bin/netbench_spider.py -s CONCURRENT_REQUESTS=16 -s CONCURRENT_REQUESTS_PER_DOMAIN=1 -s CONCURRENT_REQUESTS_PER_IP=0 -s DOWNLOAD_DELAY=$delay -s RANDOMIZE_DOWNLOAD_DELAY=False -s ROBOTSTXT_OBEY=True -s DEPTH_LIMIT=0 -s SCHEDULER_PRIORITY_QUEUE=scrapy.pqueues.DownloaderAwarePriorityQueue -s TELNETCONSOLE_ENABLED=False -s LOG_LEVEL=INFO >$log 2>&1" ;;
+		echo "cd \"\$NETBENCH_DIR\" && /usr/bin/scrapy runspider $OUT/bin/netbench_spider.py -s CONCURRENT_REQUESTS=$slots -s CONCURRENT_REQUESTS_PER_DOMAIN=1 -s CONCURRENT_REQUESTS_PER_IP=0 -s DOWNLOAD_DELAY=$delay -s RANDOMIZE_DOWNLOAD_DELAY=False -s ROBOTSTXT_OBEY=True -s DEPTH_LIMIT=0 -s SCHEDULER_PRIORITY_QUEUE=scrapy.pqueues.DownloaderAwarePriorityQueue -s TELNETCONSOLE_ENABLED=False -s LOG_LEVEL=INFO >$log 2>&1" ;;
 	colly)
 		echo "$NB colly -concurrency 16 -delay ${delay}s >$log 2>&1" ;;
 	*)
