@@ -10,6 +10,7 @@
 //	netbench run [flags] -- COMMAND [ARG...]
 //	netbench summarize [-baseline LABEL] RESULTS.tsv
 //	netbench colly -seeds FILE [-concurrency N] [-delay D]
+//	netbench replay -paths FILE [-concurrency N]
 //
 // run starts the network, runs COMMAND once with NETBENCH_SEEDS (a file
 // of the hosts' root URLs), NETBENCH_HOSTS (a file of their host:port)
@@ -20,7 +21,12 @@
 // ideal time of those requests (see Ideal), with the load average when
 // the run started. summarize prints the medians per scenario and label
 // as a Markdown table. colly is a plain colly crawler held to one request
-// in flight per host, a peer for the comparison.
+// in flight per host, a peer for the comparison. replay fetches the
+// requests another run wrote with -paths-out, each host's back to back on
+// one kept-alive connection, hosts longest first on -concurrency workers:
+// the ideal crawl, run on the emulated network as loaded as the others,
+// which shows how much of a crawler's distance from the ideal time the
+// emulation itself adds.
 //
 // Caveats of the emulation: the proxies accept a connection at once, so a
 // TCP handshake costs no round trip here (on a real network it costs one);
@@ -56,6 +62,8 @@ func main() {
 		err = summarizeCommand(os.Args[2:])
 	case "colly":
 		err = collyCommand(ctx, os.Args[2:])
+	case "replay":
+		err = replayCommand(ctx, os.Args[2:])
 	default:
 		usage()
 	}
@@ -73,6 +81,7 @@ func usage() {
 usage: netbench run [flags] -- COMMAND [ARG...]
        netbench summarize [-baseline LABEL] RESULTS.tsv
        netbench colly -seeds FILE [-concurrency N] [-delay D]
+       netbench replay -paths FILE [-concurrency N]
 run 'netbench run -h' for the network's flags`))
 	os.Exit(2)
 }

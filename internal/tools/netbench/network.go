@@ -107,8 +107,9 @@ type Network struct {
 	docSrvs []*http.Server
 	proxies []*toxiproxy.Proxy
 
-	mu    sync.Mutex // protects stats
+	mu    sync.Mutex // protects stats and paths
 	stats map[string]*HostStats
+	paths map[string][]string // request URIs per host, in order
 }
 
 // Start builds and starts the network described by cfg. The synthetic
@@ -119,7 +120,7 @@ func Start(ctx context.Context, cfg Config) (_ *Network, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	n := &Network{cfg: cfg, stats: map[string]*HostStats{}}
+	n := &Network{cfg: cfg, stats: map[string]*HostStats{}, paths: map[string][]string{}}
 	defer func() {
 		if err != nil {
 			n.Close()
@@ -236,6 +237,7 @@ func (n *Network) count(next http.Handler) http.Handler {
 		}
 		s.Requests++
 		s.Bytes += cw.n
+		n.paths[host] = append(n.paths[host], r.URL.RequestURI())
 		if cw.status == http.StatusOK && strings.HasPrefix(cw.Header().Get("Content-Type"), "text/html") {
 			s.Pages++
 		}
@@ -295,6 +297,18 @@ func (n *Network) Stats() map[string]HostStats {
 	m := make(map[string]HostStats, len(n.stats))
 	for k, v := range n.stats {
 		m[k] = *v
+	}
+	return m
+}
+
+// Paths returns the request URIs each host answered, in order, by host
+// name.
+func (n *Network) Paths() map[string][]string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	m := make(map[string][]string, len(n.paths))
+	for k, v := range n.paths {
+		m[k] = slices.Clone(v)
 	}
 	return m
 }

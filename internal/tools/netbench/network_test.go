@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -163,5 +164,45 @@ func TestSummarize(t *testing.T) {
 	}
 	if _, err := readResults(strings.NewReader("a\tb\n")); err == nil {
 		t.Error("a short line was read")
+	}
+}
+
+// TestReplay checks that replay makes exactly the requests of a paths
+// file, each host's in order.
+func TestReplay(t *testing.T) {
+	const rtt = 10 * time.Millisecond
+	n, err := Start(context.Background(), Config{Hosts: 3, Pages: 6, MaxHostPages: 10, RTTMin: rtt, RTTMax: rtt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	hosts := n.Hosts()
+	want := map[string][]string{
+		hosts[0].Name: {"/robots.txt", "/", "/nothing-here"},
+		hosts[2].Name: {"/"},
+	}
+	dir := t.TempDir()
+	pathsFile, hostsFile := filepath.Join(dir, "paths"), filepath.Join(dir, "hosts")
+	if err := writePaths(pathsFile, want); err != nil {
+		t.Fatal(err)
+	}
+	var hl strings.Builder
+	for _, h := range hosts {
+		hl.WriteString(h.Addr + "\n")
+	}
+	if err := os.WriteFile(hostsFile, []byte(hl.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := replayCommand(context.Background(), []string{"-paths", pathsFile, "-hosts", hostsFile, "-concurrency", "2"}); err != nil {
+		t.Fatal(err)
+	}
+	got := n.Paths()
+	if len(got) != len(want) {
+		t.Fatalf("paths %v, want %v", got, want)
+	}
+	for h, w := range want {
+		if !slices.Equal(got[h], w) {
+			t.Errorf("host %s: paths %v, want %v", h, got[h], w)
+		}
 	}
 }

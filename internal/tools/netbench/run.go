@@ -5,9 +5,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -52,6 +54,7 @@ func runCommand(ctx context.Context, args []string) error {
 	label := fs.String("label", "", "name of the crawler written to the results (required)")
 	results := fs.String("results", "", "TSV file the run's line is appended to (required)")
 	timeout := fs.Duration("timeout", 10*time.Minute, "the command is killed after this long")
+	pathsOut := fs.String("paths-out", "", "file to write every answered request to, as HOST<TAB>URI lines in order (for netbench replay)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -124,6 +127,11 @@ func runCommand(ctx context.Context, args []string) error {
 		r.Bytes += s.Bytes
 	}
 	r.Ideal = Ideal(stats, *concurrency, *delay)
+	if *pathsOut != "" {
+		if err := writePaths(*pathsOut, n.Paths()); err != nil {
+			return err
+		}
+	}
 	if err := appendResult(*results, r); err != nil {
 		return err
 	}
@@ -147,6 +155,20 @@ func appendResult(path string, r result) error {
 	b.WriteString(strings.Join(r.fields(), "\t") + "\n")
 	_, err = f.WriteString(b.String())
 	return errors.Join(err, f.Close())
+}
+
+// writePaths writes paths as HOST<TAB>URI lines, hosts in name order.
+func writePaths(file string, paths map[string][]string) error {
+	var b strings.Builder
+	for _, h := range slices.Sorted(maps.Keys(paths)) {
+		for _, p := range paths[h] {
+			fmt.Fprintf(&b, "%s\t%s\n", h, p)
+		}
+	}
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("netbench run: %w", err)
+	}
+	return nil
 }
 
 // load1 returns the 1-minute load average, or "?".
