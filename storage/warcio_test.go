@@ -6,8 +6,8 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"github.com/layercrawl/layercrawl/internal/warciotest"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -15,64 +15,14 @@ import (
 	"time"
 )
 
-// warcioVersion is the warcio.js release the independent-reader test was
-// written against.
-const warcioVersion = "2.4.11"
+// warcioPrefix returns a directory holding node_modules/warcio
+// (warciotest.Prefix: $WARCIO_PREFIX, else installed in a cache on first
+// use; skipped without node, failed under CI=true).
+func warcioPrefix(t *testing.T) string { return warciotest.Prefix(t) }
 
-// warcioPrefix returns a directory holding node_modules/warcio: $WARCIO_PREFIX
-// if set (CI: `npm install --prefix "$WARCIO_PREFIX" warcio@2.4.11`), else a
-// per-user cache directory, installing warcio there with npm on first use.
-// Without node or npm the test is skipped, unless CI=true.
-func warcioPrefix(t *testing.T) string {
-	t.Helper()
-	unavailable := func(format string, args ...any) string {
-		t.Helper()
-		msg := fmt.Sprintf(format, args...)
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("warcio.js unavailable: %s", msg)
-		}
-		t.Skipf("warcio.js unavailable (set WARCIO_PREFIX or install node and npm): %s", msg)
-		return ""
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		return unavailable("%v", err)
-	}
-	prefix := os.Getenv("WARCIO_PREFIX")
-	if prefix == "" {
-		cache, err := os.UserCacheDir()
-		if err != nil {
-			return unavailable("%v", err)
-		}
-		prefix = filepath.Join(cache, "layercrawl-test", "warcio-"+warcioVersion)
-	}
-	if _, err := os.Stat(filepath.Join(prefix, "node_modules", "warcio", "package.json")); err == nil {
-		return prefix
-	}
-	if _, err := exec.LookPath("npm"); err != nil {
-		return unavailable("%v", err)
-	}
-	cmd := exec.Command("npm", "install", "--prefix", prefix, "--no-audit", "--no-fund", "--silent", "warcio@"+warcioVersion)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return unavailable("npm install warcio: %v\n%s", err, out)
-	}
-	return prefix
-}
-
-type warcioRecord struct {
-	File        string            `json:"file"`
-	Offset      int64             `json:"offset"`
-	Type        string            `json:"type"`
-	Headers     map[string]string `json:"headers"`
-	StatusLine  string            `json:"statusline"`
-	HTTP        map[string]string `json:"http"`
-	PayloadSHA1 string            `json:"payload_sha1"`
-	PayloadLen  int               `json:"payload_len"`
-	EntitySHA1  string            `json:"entity_sha1"`
-	EntityLen   int               `json:"entity_len"`
-	FinalStatus int               `json:"final_status"`
-	BlockSHA1   string            `json:"block_sha1"`
-	BlockLen    int               `json:"block_len"`
-}
+// warcioRecord is warcio.js's view of one record, as
+// testdata/warcio_check.mjs prints it.
+type warcioRecord = warciotest.Record
 
 // TestWARCWarcio has the independent warcio.js parser read files written
 // with rotation and compares every record with what the Go reader saw and
@@ -244,5 +194,5 @@ func testWARCWarcio(t *testing.T, prefix string, level int) {
 	if testing.Verbose() && len(js) > 2 {
 		t.Logf("warcio's view of record 2: %+v", js[2])
 	}
-	t.Logf("warcio.js %s read %d records in %d files", warcioVersion, len(js), len(files))
+	t.Logf("warcio.js %s read %d records in %d files", warciotest.Version, len(js), len(files))
 }
