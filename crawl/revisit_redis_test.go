@@ -19,28 +19,8 @@ import (
 // The Redis payload index answers like the local one and keeps the last
 // max digests.
 func TestRedisPayloadsBounded(t *testing.T) {
-	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379", MaxRetries: -1})
-	defer rdb.Close()
 	ctx := context.Background()
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("redis: %v (CI=true: Redis is required)", err)
-		}
-		t.Skipf("no redis: %v", err)
-	}
-	var b [6]byte
-	rand.Read(b[:])
-	prefix := "lctest:" + hex.EncodeToString(b[:]) + ":"
-	client, err := redisfrontier.NewClient(rdb, redisfrontier.Config{Prefix: prefix})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		keys, _ := rdb.Keys(ctx, prefix+"*").Result()
-		if len(keys) > 0 {
-			rdb.Del(ctx, keys...)
-		}
-	})
+	rdb, client, prefix := payloadsRedis(t)
 	p := redisPayloads{client: client, max: 3}
 	date := time.Date(2026, 11, 23, 1, 2, 3, 4000, time.UTC)
 	for i := range 5 {
@@ -67,28 +47,8 @@ func TestRedisPayloadsBounded(t *testing.T) {
 // {payloads}:d: and {payloads}:order) is not read, and is deleted as the
 // new one grows.
 func TestRedisPayloadsPreviousFormat(t *testing.T) {
-	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379", MaxRetries: -1})
-	defer rdb.Close()
 	ctx := context.Background()
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("redis: %v (CI=true: Redis is required)", err)
-		}
-		t.Skipf("no redis: %v", err)
-	}
-	var b [6]byte
-	rand.Read(b[:])
-	prefix := "lctest:" + hex.EncodeToString(b[:]) + ":"
-	client, err := redisfrontier.NewClient(rdb, redisfrontier.Config{Prefix: prefix})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		keys, _ := rdb.Keys(ctx, prefix+"*").Result()
-		if len(keys) > 0 {
-			rdb.Del(ctx, keys...)
-		}
-	})
+	rdb, client, prefix := payloadsRedis(t)
 	// The previous layout: value = 8 zero bytes | date | URI.
 	date := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
 	const old = 40
@@ -121,4 +81,35 @@ func TestRedisPayloadsPreviousFormat(t *testing.T) {
 	if keys, _ := rdb.Keys(ctx, prefix+"{payloads}:d:*").Result(); len(keys) != 0 {
 		t.Errorf("%d keys of the previous index left", len(keys))
 	}
+}
+
+// payloadsRedis returns a client of the Redis at 127.0.0.1:6379 and a
+// redisfrontier client under a fresh key prefix, whose keys are deleted
+// when the test ends; without Redis the test is skipped (failed under
+// CI=true).
+func payloadsRedis(t *testing.T) (*redis.Client, *redisfrontier.Client, string) {
+	t.Helper()
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379", MaxRetries: -1})
+	t.Cleanup(func() { rdb.Close() })
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("redis: %v (CI=true: Redis is required)", err)
+		}
+		t.Skipf("no redis: %v", err)
+	}
+	var b [6]byte
+	rand.Read(b[:])
+	prefix := "lctest:" + hex.EncodeToString(b[:]) + ":"
+	client, err := redisfrontier.NewClient(rdb, redisfrontier.Config{Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		keys, _ := rdb.Keys(ctx, prefix+"*").Result()
+		if len(keys) > 0 {
+			rdb.Del(ctx, keys...)
+		}
+	})
+	return rdb, client, prefix
 }
