@@ -11,6 +11,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -34,48 +35,30 @@ type fixtureServer struct {
 
 func newFixtureServer(t testing.TB, fixtures map[string]fixture) *fixtureServer {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &fixtureServer{addr: ln.Addr().String(), reqs: map[string][]byte{}, conns: map[string]int{}}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for n := 1; ; n++ {
-			c, err := ln.Accept()
+	s := &fixtureServer{reqs: map[string][]byte{}, conns: map[string]int{}}
+	var conns atomic.Int64 // numbers the connections, so tests can tell kept-alive ones apart
+	url := rawServer(t, func(c net.Conn, br *bufio.Reader) {
+		n := int(conns.Add(1))
+		for {
+			head, err := readHead(br)
 			if err != nil {
 				return
 			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				c.SetDeadline(time.Now().Add(10 * time.Second))
-				br := bufio.NewReader(c)
-				for {
-					head, err := readHead(br)
-					if err != nil {
-						return
-					}
-					path := strings.Fields(string(head))[1]
-					s.mu.Lock()
-					s.reqs[path] = head
-					s.conns[path] = n
-					s.mu.Unlock()
-					fx, ok := fixtures[path]
-					if !ok {
-						fx = fixture{raw: "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"}
-					}
-					if _, err := c.Write([]byte(fx.raw)); err != nil || fx.close {
-						return
-					}
-				}
-			}()
+			path := strings.Fields(string(head))[1]
+			s.mu.Lock()
+			s.reqs[path] = head
+			s.conns[path] = n
+			s.mu.Unlock()
+			fx, ok := fixtures[path]
+			if !ok {
+				fx = fixture{raw: "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"}
+			}
+			if _, err := c.Write([]byte(fx.raw)); err != nil || fx.close {
+				return
+			}
 		}
-	}()
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	})
+	s.addr = strings.TrimPrefix(url, "http://")
 	return s
 }
 
