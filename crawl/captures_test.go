@@ -2,8 +2,6 @@ package crawl
 
 import (
 	"context"
-	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -170,21 +168,9 @@ func checkMetadata(t *testing.T, dir string, entries []storage.Entry) []string {
 	var outlinks []string
 	metas := map[string]int{}
 	for _, name := range files {
-		f, err := os.Open(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := storage.NewWARCReader(f)
-		for {
-			rec, err := r.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
+		if err := storage.ReadWARCFile(name, func(rec *storage.WARCRecord) error {
 			if rec.Header.Get("WARC-Type") != "metadata" {
-				continue
+				return nil
 			}
 			to := rec.Header.Get("WARC-Concurrent-To")
 			u, ok := html[to]
@@ -205,8 +191,10 @@ func checkMetadata(t *testing.T, dir string, entries []storage.Entry) []string {
 					t.Errorf("%s: metadata line %q", u, line)
 				}
 			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
 		}
-		f.Close()
 	}
 	for id, u := range html {
 		if metas[id] != 1 {

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -56,22 +54,12 @@ func readWARCs(t *testing.T, dir string) []*storage.WARCRecord {
 	}
 	var recs []*storage.WARCRecord
 	for _, name := range names {
-		f, err := os.Open(name)
-		if err != nil {
+		if err := storage.ReadWARCFile(name, func(rec *storage.WARCRecord) error {
+			recs = append(recs, rec)
+			return nil
+		}); err != nil {
 			t.Fatal(err)
 		}
-		r := storage.NewWARCReader(f)
-		for {
-			rec, err := r.Next()
-			if err != nil {
-				if !errors.Is(err, io.EOF) {
-					t.Fatalf("%s: %v", name, err)
-				}
-				break
-			}
-			recs = append(recs, rec)
-		}
-		f.Close()
 	}
 	return recs
 }

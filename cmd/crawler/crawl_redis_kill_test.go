@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os/exec"
@@ -9,10 +8,11 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/layercrawl/layercrawl/internal/syncbuf"
 
 	"github.com/redis/go-redis/v9"
 
@@ -20,24 +20,6 @@ import (
 	"github.com/layercrawl/layercrawl/internal/testsite"
 	"github.com/layercrawl/layercrawl/storage"
 )
-
-// syncBuffer is a bytes.Buffer a child process writes while the test reads.
-type syncBuffer struct {
-	mu sync.Mutex // protects b
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 var leaseIDRE = regexp.MustCompile(`lease_id=([0-9a-f]+)`)
 
@@ -198,7 +180,7 @@ func TestCrawlRedisWorkerKilled(t *testing.T) {
 // killHoldingLeases is freezeHoldingLeases followed by SIGKILL. It returns
 // the leases the victim held at its death, checked once more after the
 // kill.
-func killHoldingLeases(t *testing.T, rdb *redis.Client, prefix string, victim *exec.Cmd, stderr *syncBuffer, out string, atDone uint64) (int, string) {
+func killHoldingLeases(t *testing.T, rdb *redis.Client, prefix string, victim *exec.Cmd, stderr *syncbuf.Buffer, out string, atDone uint64) (int, string) {
 	t.Helper()
 	held, id, leases := freezeHoldingLeases(t, rdb, prefix, victim, stderr, out, atDone)
 	if err := victim.Process.Signal(syscall.SIGKILL); err != nil {
@@ -226,7 +208,7 @@ func killHoldingLeases(t *testing.T, rdb *redis.Client, prefix string, victim *e
 // three hosts are shared among the workers varies from run to run, and a
 // victim waited for until it had logged 800 pages was found at 16% to 83%
 // of the crawl, and once, in a full test run, did not get there in 90s.
-func freezeHoldingLeases(t *testing.T, rdb *redis.Client, prefix string, victim *exec.Cmd, stderr *syncBuffer, out string, atDone uint64) (int, string, func() int) {
+func freezeHoldingLeases(t *testing.T, rdb *redis.Client, prefix string, victim *exec.Cmd, stderr *syncbuf.Buffer, out string, atDone uint64) (int, string, func() int) {
 	t.Helper()
 	ctx := context.Background()
 	tok := prefix + "f:{" + prefix + "f}:tok"
@@ -397,7 +379,7 @@ func undisturbedCrawlTime(t *testing.T, workers, concurrency int) time.Duration 
 // test ends. The lease is the default two minutes: the others get a dead
 // worker's hosts back through the heartbeats (liveness 3s here), not by
 // waiting for its leases to expire.
-func startVictimCrawl(t *testing.T, workers, concurrency int, seeds, out, prefix string) (cmds []*exec.Cmd, outs, errs []*syncBuffer) {
+func startVictimCrawl(t *testing.T, workers, concurrency int, seeds, out, prefix string) (cmds []*exec.Cmd, outs, errs []*syncbuf.Buffer) {
 	t.Helper()
 	args := []string{"--seeds", seeds, "--out", out, "--delay", "-1", "--allow-private",
 		"--concurrency", fmt.Sprint(concurrency), "--expected-urls", "100000", "--progress-interval", "1s",

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/layercrawl/layercrawl/internal/syncbuf"
+
 	"github.com/layercrawl/layercrawl/internal/testsite"
 	"github.com/layercrawl/layercrawl/storage"
 )
@@ -117,15 +119,15 @@ func TestCrawlRedisFlags(t *testing.T) {
 
 // startCrawlChildren starts n "crawler crawl" processes (this test binary
 // re-executed) with args, their output captured.
-func startCrawlChildren(t *testing.T, ctx context.Context, n int, args []string) (cmds []*exec.Cmd, outs, errs []*syncBuffer) {
+func startCrawlChildren(t *testing.T, ctx context.Context, n int, args []string) (cmds []*exec.Cmd, outs, errs []*syncbuf.Buffer) {
 	t.Helper()
 	cmds = make([]*exec.Cmd, n)
-	outs = make([]*syncBuffer, n)
-	errs = make([]*syncBuffer, n)
+	outs = make([]*syncbuf.Buffer, n)
+	errs = make([]*syncbuf.Buffer, n)
 	for i := range cmds {
 		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHelperCrawlChild$")
 		cmd.Env = append(os.Environ(), "LAYERCRAWL_CRAWL_CHILD="+strings.Join(args, "\x1f"))
-		outs[i], errs[i] = &syncBuffer{}, &syncBuffer{}
+		outs[i], errs[i] = &syncbuf.Buffer{}, &syncbuf.Buffer{}
 		cmd.Stdout, cmd.Stderr = outs[i], errs[i]
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

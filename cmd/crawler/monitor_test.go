@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/layercrawl/layercrawl/internal/syncbuf"
+
 	"github.com/layercrawl/layercrawl/internal/testsite"
 	"github.com/layercrawl/layercrawl/monitor"
 )
@@ -30,7 +32,7 @@ func freeAddr(t *testing.T) string {
 // monitoredCrawl is a crawl running in-process with --http-addr.
 type monitoredCrawl struct {
 	addr, out      string
-	stdout, stderr *syncBuffer
+	stdout, stderr *syncbuf.Buffer
 	code           chan int
 }
 
@@ -39,7 +41,7 @@ type monitoredCrawl struct {
 func startMonitoredCrawl(t *testing.T, pages int, delay string, extra ...string) *monitoredCrawl {
 	t.Helper()
 	site, _ := testsite.Start(t, pages)
-	m := &monitoredCrawl{addr: freeAddr(t), out: t.TempDir(), stdout: &syncBuffer{}, stderr: &syncBuffer{}, code: make(chan int, 1)}
+	m := &monitoredCrawl{addr: freeAddr(t), out: t.TempDir(), stdout: &syncbuf.Buffer{}, stderr: &syncbuf.Buffer{}, code: make(chan int, 1)}
 	args := append([]string{"crawl", "--out", m.out, "--allow-private", "--delay", delay, "--concurrency", "3",
 		"--expected-urls", "100000", "--progress-interval", "-1", "--http-addr", m.addr}, extra...)
 	args = append(args, site.Roots()...)

@@ -5,7 +5,6 @@ import (
 	"compress/gzip"
 	"crypto/sha1"
 	"encoding/base32"
-	"errors"
 	"fmt"
 	"image"
 	"image/color"
@@ -168,22 +167,12 @@ func checkNginxWARC(t *testing.T, srv *nginxtest.Server, files map[string][]byte
 	}
 	var recs []record
 	for _, p := range paths {
-		f, err := os.Open(p)
-		if err != nil {
+		if err := storage.ReadWARCFile(p, func(rec *storage.WARCRecord) error {
+			recs = append(recs, record{rec, filepath.Base(p)})
+			return nil
+		}); err != nil {
 			t.Fatal(err)
 		}
-		r := storage.NewWARCReader(f)
-		for {
-			rec, err := r.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatalf("%s: %v", p, err)
-			}
-			recs = append(recs, record{rec, filepath.Base(p)})
-		}
-		f.Close()
 	}
 	js := warciotest.Read(t, script, paths...)
 	if len(js) != len(recs) {

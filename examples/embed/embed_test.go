@@ -1,9 +1,7 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -74,24 +72,14 @@ func archived(t *testing.T, out string) (log, warc []string) {
 	}
 	files, _ := filepath.Glob(filepath.Join(out, "warc", "*.warc.gz"))
 	for _, p := range files {
-		wf, err := os.Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := storage.NewWARCReader(wf)
-		for {
-			rec, err := r.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatalf("%s: %v", p, err)
-			}
+		if err := storage.ReadWARCFile(p, func(rec *storage.WARCRecord) error {
 			if rec.Header.Get("WARC-Type") == "response" {
 				warc = append(warc, rec.Header.Get("WARC-Target-URI")+" "+rec.Header.Get("WARC-Payload-Digest"))
 			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
 		}
-		wf.Close()
 	}
 	slices.Sort(log)
 	slices.Sort(warc)

@@ -1,7 +1,6 @@
 package redisfrontier
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,27 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/layercrawl/layercrawl/internal/syncbuf"
+
 	"github.com/layercrawl/layercrawl/frontier"
 	"github.com/layercrawl/layercrawl/internal/redistest"
 )
-
-// lockedBuffer is a bytes.Buffer a logger writes while the test reads.
-type lockedBuffer struct {
-	mu sync.Mutex // protects b
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // beatLoop beats as a crawl worker does (crawl.startHeartbeat): every hb
 // after the last beat ended, each beat giving up after 3hb, until ctx
@@ -61,10 +44,10 @@ func TestDeadWorkerReclaimedAcrossOutage(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	opts := Options{Politeness: frontier.PolitenessOptions{Delay: -1}, Lease: 2 * time.Minute, Poll: 100 * time.Millisecond}
-	logs := make([]*lockedBuffer, 3)
+	logs := make([]*syncbuf.Buffer, 3)
 	workers := make([]*Frontier, 3)
 	for i := range workers {
-		logs[i] = &lockedBuffer{}
+		logs[i] = &syncbuf.Buffer{}
 		c, err := Dial(ctx, Config{URL: "redis://" + r.Addr(), Prefix: "outage:", ConnectTimeout: 5 * time.Second,
 			Logger: slog.New(slog.NewJSONHandler(logs[i], &slog.HandlerOptions{Level: slog.LevelDebug}))})
 		if err != nil {
