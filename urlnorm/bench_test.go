@@ -31,7 +31,8 @@ func loadBenchURLs(b *testing.B) []string {
 	return benchURLs.urls
 }
 
-// purellFlags is the baseline the issue names.
+// purellFlags is purell's safe normalization plus dot-segment and
+// fragment removal: the baseline the normalizer is measured against.
 const purellFlags = purell.FlagsSafe | purell.FlagRemoveDotSegments | purell.FlagRemoveFragment
 
 // BenchmarkNormalize runs the candidate and the baselines side by side over

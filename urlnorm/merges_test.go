@@ -11,7 +11,7 @@ import (
 
 // TestEncodingMerges measures what the RFC 3986 encoding merges on
 // the shared datasets: each URL's canonical form before the change (the
-// slow reference applyPolicyBefore11 of the policy-free parse, which gave
+// slow reference applyPolicyPreRFC3986 of the policy-free parse, which gave
 // the old Normalize's results on every URL of the sets) against
 // Normalize's. It checks that the change only merges: the new canonical
 // form is Normalize of the old one, so two URLs with one canonical form
@@ -48,7 +48,7 @@ func TestEncodingMerges(t *testing.T) {
 				return
 			}
 			inputs[line] = true
-			old := applyPolicyBefore11(ex)
+			old := applyPolicyPreRFC3986(ex)
 			if want := applyPolicy(ex); got != want {
 				t.Errorf("Normalize(%q) = %q; reference gives %q", line, got, want)
 			}

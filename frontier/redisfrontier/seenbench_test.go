@@ -221,7 +221,7 @@ func BenchmarkSeenVsSADD(b *testing.B) {
 		}
 	})
 
-	// mlbf: sized for the URLs at 1%, as the issue measured; mlbf-fp0.001
+	// mlbf: sized for the URLs at 1%, the rate first measured; mlbf-fp0.001
 	// at the crawler's default target, 0.1%.
 	for _, p := range []struct {
 		name string
