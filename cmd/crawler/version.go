@@ -21,16 +21,22 @@ func runVersion(_ context.Context, e env, args []string) error {
 	if !ok {
 		return errNoBuildInfo
 	}
-	writeVersion(e.stdout, bi)
+	writeVersion(e.stdout, bi, revision)
 	return nil
 }
+
+// revision is the commit a build outside a git checkout was made from, set
+// with -ldflags "-X main.revision=COMMIT" (the Dockerfile's REVISION build
+// argument): a Docker build context has no .git for go build to read.
+var revision string
 
 // errNoBuildInfo: a binary built without module support.
 var errNoBuildInfo = errors.New("crawler: no build information")
 
 // writeVersion prints bi as "crawler" lines: the module and its version,
-// then the VCS settings go build stamped, then the Go version.
-func writeVersion(w io.Writer, bi *debug.BuildInfo) {
+// then the VCS settings go build stamped (or, without them, the revision
+// given at link time, if any), then the Go version.
+func writeVersion(w io.Writer, bi *debug.BuildInfo, linked string) {
 	path, version := bi.Main.Path, bi.Main.Version
 	if path == "" {
 		path = "github.com/layercrawl/layercrawl"
@@ -52,6 +58,8 @@ func writeVersion(w io.Writer, bi *debug.BuildInfo) {
 		if t := vcs["vcs.time"]; t != "" {
 			fmt.Fprintf(w, "commit time %s\n", t)
 		}
+	} else if linked != "" {
+		fmt.Fprintf(w, "revision %s (given at link time)\n", linked)
 	} else {
 		fmt.Fprintln(w, "revision unknown (built outside a git checkout, with go run, or with -buildvcs=false)")
 	}

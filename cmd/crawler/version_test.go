@@ -14,25 +14,32 @@ func TestWriteVersion(t *testing.T) {
 		{Key: "vcs.time", Value: "2026-11-28T06:00:00Z"},
 	}
 	for _, tc := range []struct {
-		name string
-		bi   debug.BuildInfo
-		want string
+		name   string
+		bi     debug.BuildInfo
+		linked string
+		want   string
 	}{
 		{"tagged and clean",
 			debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Path: "github.com/layercrawl/layercrawl", Version: "v1.2.0"},
-				Settings: append(stamped, debug.BuildSetting{Key: "vcs.modified", Value: "false"})},
+				Settings: append(stamped, debug.BuildSetting{Key: "vcs.modified", Value: "false"})}, "",
 			"crawler github.com/layercrawl/layercrawl v1.2.0\nrevision 3627d91c0ffee\ncommit time 2026-11-28T06:00:00Z\ngo go1.26.0\n"},
 		{"modified work tree",
 			debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Path: "github.com/layercrawl/layercrawl", Version: "(devel)"},
-				Settings: append(stamped, debug.BuildSetting{Key: "vcs.modified", Value: "true"})},
+				Settings: append(stamped, debug.BuildSetting{Key: "vcs.modified", Value: "true"})}, "",
 			"crawler github.com/layercrawl/layercrawl (devel)\nrevision 3627d91c0ffee (modified: uncommitted changes in the work tree)\ncommit time 2026-11-28T06:00:00Z\ngo go1.26.0\n"},
 		{"no VCS stamp",
-			debug.BuildInfo{GoVersion: "go1.26.0"},
+			debug.BuildInfo{GoVersion: "go1.26.0"}, "",
 			"crawler github.com/layercrawl/layercrawl (devel)\nrevision unknown (built outside a git checkout, with go run, or with -buildvcs=false)\ngo go1.26.0\n"},
+		{"revision given at link time (a Docker build)",
+			debug.BuildInfo{GoVersion: "go1.26.0"}, "4dd1200abc",
+			"crawler github.com/layercrawl/layercrawl (devel)\nrevision 4dd1200abc (given at link time)\ngo go1.26.0\n"},
+		{"the VCS stamp wins over a linked revision",
+			debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Version: "(devel)"}, Settings: stamped}, "4dd1200abc",
+			"crawler github.com/layercrawl/layercrawl (devel)\nrevision 3627d91c0ffee\ncommit time 2026-11-28T06:00:00Z\ngo go1.26.0\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b strings.Builder
-			writeVersion(&b, &tc.bi)
+			writeVersion(&b, &tc.bi, tc.linked)
 			if got := b.String(); got != tc.want {
 				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
 			}
