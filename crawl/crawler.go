@@ -385,6 +385,28 @@ func (a *auxTasks) every(d time.Duration, tick func()) {
 	})
 }
 
+// spaced calls tick d after the end of its previous call (d after the
+// start for the first), so that a slow tick is never followed at once by
+// the next, until the workers stop or tick returns an error, which ends
+// the task and is what finish returns.
+func (a *auxTasks) spaced(d time.Duration, tick func() error) {
+	a.Go(func() error {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-a.stop:
+				return nil
+			case <-t.C:
+				if err := tick(); err != nil {
+					return err
+				}
+				t.Reset(d)
+			}
+		}
+	})
+}
+
 // finish stops the tasks and waits for them.
 func (a *auxTasks) finish() error {
 	close(a.stop)

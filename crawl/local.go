@@ -233,24 +233,15 @@ func (c *Crawler) checkpoint(ctx context.Context) error {
 // startCheckpoints runs a checkpoint every CheckpointInterval beside the
 // workers; a failure stops them.
 func (c *Crawler) startCheckpoints(aux *auxTasks, stopWorkers context.CancelCauseFunc) {
-	aux.Go(func() error {
-		// The interval runs from the end of one checkpoint to the start
-		// of the next, so a slow disk cannot make checkpoints back to back.
-		t := time.NewTimer(c.opts.CheckpointInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-aux.stop:
-				return nil
-			case <-t.C:
-				if err := c.checkpoint(context.Background()); err != nil {
-					err = fmt.Errorf("crawl: checkpoint: %w", err)
-					stopWorkers(err)
-					return err
-				}
-				t.Reset(c.opts.CheckpointInterval)
-			}
+	// The interval runs from the end of one checkpoint to the start of
+	// the next, so a slow disk cannot make checkpoints back to back.
+	aux.spaced(c.opts.CheckpointInterval, func() error {
+		if err := c.checkpoint(context.Background()); err != nil {
+			err = fmt.Errorf("crawl: checkpoint: %w", err)
+			stopWorkers(err)
+			return err
 		}
+		return nil
 	})
 }
 

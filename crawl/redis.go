@@ -138,19 +138,7 @@ func (c *Crawler) startHeartbeat(ctx context.Context, aux *auxTasks) {
 		}
 	}
 	beat()
-	aux.Go(func() error {
-		t := time.NewTimer(hb)
-		defer t.Stop()
-		for {
-			select {
-			case <-aux.stop:
-				return nil
-			case <-t.C:
-				beat()
-				t.Reset(hb)
-			}
-		}
-	})
+	aux.spaced(hb, func() error { beat(); return nil })
 }
 
 // refreshRedisStats reads the shared counters. It is best effort: a slow
