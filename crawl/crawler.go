@@ -369,20 +369,10 @@ func (a *auxTasks) Go(fn func() error) {
 	}()
 }
 
-// every calls tick every d until the workers stop.
+// every calls tick every d (measured from the end of one call to the start
+// of the next) until the workers stop.
 func (a *auxTasks) every(d time.Duration, tick func()) {
-	a.Go(func() error {
-		t := time.NewTicker(d)
-		defer t.Stop()
-		for {
-			select {
-			case <-a.stop:
-				return nil
-			case <-t.C:
-				tick()
-			}
-		}
-	})
+	a.spaced(d, func() error { tick(); return nil })
 }
 
 // spaced calls tick d after the end of its previous call (d after the

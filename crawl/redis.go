@@ -138,7 +138,7 @@ func (c *Crawler) startHeartbeat(ctx context.Context, aux *auxTasks) {
 		}
 	}
 	beat()
-	aux.spaced(hb, func() error { beat(); return nil })
+	aux.every(hb, beat)
 }
 
 // refreshRedisStats reads the shared counters. It is best effort: a slow
