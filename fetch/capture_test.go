@@ -8,6 +8,7 @@ import (
 	"compress/zlib"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"sync"
@@ -83,28 +84,28 @@ func (s *fixtureServer) request(path string) ([]byte, int) {
 	return s.reqs[path], s.conns[path]
 }
 
-func gzipped(t testing.TB, p string) string {
+// compressed returns p written through the compressor w makes.
+func compressed(p string, w func(io.Writer) io.WriteCloser) string {
 	var b bytes.Buffer
-	zw := gzip.NewWriter(&b)
+	zw := w(&b)
 	zw.Write([]byte(p))
 	zw.Close()
 	return b.String()
+}
+
+func gzipped(t testing.TB, p string) string {
+	return compressed(p, func(w io.Writer) io.WriteCloser { return gzip.NewWriter(w) })
 }
 
 func zlibbed(t testing.TB, p string) string {
-	var b bytes.Buffer
-	zw := zlib.NewWriter(&b)
-	zw.Write([]byte(p))
-	zw.Close()
-	return b.String()
+	return compressed(p, func(w io.Writer) io.WriteCloser { return zlib.NewWriter(w) })
 }
 
 func rawDeflated(t testing.TB, p string) string {
-	var b bytes.Buffer
-	zw, _ := flate.NewWriter(&b, flate.BestCompression)
-	zw.Write([]byte(p))
-	zw.Close()
-	return b.String()
+	return compressed(p, func(w io.Writer) io.WriteCloser {
+		zw, _ := flate.NewWriter(w, flate.BestCompression)
+		return zw
+	})
 }
 
 // chunked frames p in chunks of size n, the first one with an extension.
