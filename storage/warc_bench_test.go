@@ -36,15 +36,7 @@ func BenchmarkWARCWrite(b *testing.B) {
 	raw := *ex
 	raw.Response = []byte(rawHead + "Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + string(body))
 	chunked := *ex
-	var cb strings.Builder
-	cb.WriteString(rawHead + "Transfer-Encoding: chunked\r\n\r\n")
-	for p := body; len(p) > 0; {
-		n := min(len(p), 8192)
-		fmt.Fprintf(&cb, "%x\r\n%s\r\n", n, p[:n])
-		p = p[n:]
-	}
-	cb.WriteString("0\r\n\r\n")
-	chunked.Response = []byte(cb.String())
+	chunked.Response = []byte(rawHead + "Transfer-Encoding: chunked\r\n\r\n" + chunkedBody(string(body), 8192))
 	for _, c := range []struct {
 		name  string
 		level int
@@ -132,17 +124,9 @@ func BenchmarkPayloadDigest(b *testing.B) {
 	}
 	body := page.String()
 	head := "HTTP/1.1 200 OK\r\nServer: nginx\r\nContent-Type: text/html; charset=utf-8\r\n"
-	var chunked strings.Builder
-	chunked.WriteString(head + "Transfer-Encoding: chunked\r\n\r\n")
-	for p := body; len(p) > 0; {
-		n := min(len(p), 8192)
-		fmt.Fprintf(&chunked, "%x\r\n%s\r\n", n, p[:n])
-		p = p[n:]
-	}
-	chunked.WriteString("0\r\n\r\n")
 	decoded := []byte(body)
 	withLength := []byte(head + "Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body)
-	withChunks := []byte(chunked.String())
+	withChunks := []byte(head + "Transfer-Encoding: chunked\r\n\r\n" + chunkedBody(body, 8192))
 	for _, c := range []struct {
 		name   string
 		digest func() string
@@ -160,4 +144,17 @@ func BenchmarkPayloadDigest(b *testing.B) {
 			}
 		})
 	}
+}
+
+// chunkedBody frames body in chunks of at most n bytes, with the last
+// chunk and no trailer.
+func chunkedBody(body string, n int) string {
+	var b strings.Builder
+	for p := body; len(p) > 0; {
+		k := min(len(p), n)
+		fmt.Fprintf(&b, "%x\r\n%s\r\n", k, p[:k])
+		p = p[k:]
+	}
+	b.WriteString("0\r\n\r\n")
+	return b.String()
 }
