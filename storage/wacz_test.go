@@ -131,7 +131,7 @@ func TestPackWACZ(t *testing.T) {
 
 	var dp struct {
 		Profile, WACZVersion, Title, Created, Software, MainPageURL, MainPageDate string
-		Resources                                                                []struct {
+		Resources                                                                 []struct {
 			Name, Path, Hash string
 			Bytes            int64
 		}
