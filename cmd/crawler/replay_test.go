@@ -221,6 +221,7 @@ func TestReplayInChromium(t *testing.T) {
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
+	t.Logf("replay frame: %+v", got)
 	if got.Width != "123px" || got.ImageHeight != 5 || got.Title != "Replayed page" || !strings.Contains(got.Location, "/w/") {
 		t.Errorf("replayed page: %+v; want the stylesheet's width 123px, the 7x5 image, the title, a /w/ replay URL", got)
 	}
