@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"flag"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"runtime/debug"

@@ -371,4 +371,3 @@ func (c *cdpConn) call(t *testing.T, session, method string, params any, out any
 		t.Fatalf("%s: no answer from Chromium in 60 s", method)
 	}
 }
-
