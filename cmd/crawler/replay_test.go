@@ -44,14 +44,19 @@ func replaySite(t *testing.T) (base string, stop func()) {
 		io.WriteString(w, `<!doctype html><html><head><title>Replayed page</title><link rel="stylesheet" href="/style.css"></head>
 <body><div id="box">box</div><img id="pic" src="/pic.png"><a href="/two.html">two</a></body></html>`)
 	})
+	// The second page's stylesheet has the first's bytes at another URL:
+	// whichever is fetched second is archived as a revisit record.
 	mux.HandleFunc("/two.html", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
-		io.WriteString(w, `<title>Second</title><p>two`)
+		io.WriteString(w, `<title>Second</title><link rel="stylesheet" href="/copy.css"><div id="box">two</div><img id="pic" src="/pic.png">`)
 	})
-	mux.HandleFunc("/style.css", func(w http.ResponseWriter, r *http.Request) {
+	css := func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/css")
-		io.WriteString(w, `#box { background-color: rgb(10, 20, 30); width: 123px; }`)
-	})
+		// Padded past crawl.DefaultRevisitMinSize.
+		io.WriteString(w, "#box { background-color: rgb(10, 20, 30); width: 123px; }\n/* "+strings.Repeat("padding ", 150)+"*/\n")
+	}
+	mux.HandleFunc("/style.css", css)
+	mux.HandleFunc("/copy.css", css)
 	mux.HandleFunc("/pic.png", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "image/png")
 		w.Write(pngBytes.Bytes())
@@ -144,8 +149,17 @@ func checkCrawlIndex(t *testing.T, dir string) {
 			robots++ // archived, not logged
 		}
 	}
-	if n < 4 || len(byURL) != n+robots {
-		t.Errorf("index has %d URLs, the log %d archived responses (want at least 4)", len(byURL), n)
+	revisits := 0
+	for _, e := range byURL {
+		if e.Mime == "warc/revisit" {
+			revisits++
+		}
+	}
+	if revisits != 1 {
+		t.Errorf("%d revisit lines, want 1 (style.css and copy.css are the same bytes)", revisits)
+	}
+	if n < 5 || len(byURL) != n+robots {
+		t.Errorf("index has %d URLs, the log %d archived responses (want at least 5)", len(byURL), n)
 	}
 }
 
@@ -153,7 +167,8 @@ func checkCrawlIndex(t *testing.T, dir string) {
 // (its npm package's static app) in headless Chromium, driven through the
 // DevTools protocol: the crawled page renders in the replay frame with its
 // stylesheet applied and its image decoded, after the crawled site has
-// been shut down, so everything came from the archive.
+// been shut down, so everything came from the archive; so does the second
+// page, whose stylesheet one of the two is archived as a revisit record.
 func TestReplayInChromium(t *testing.T) {
 	bin := chromium(t)
 	app := replaywebtest.Dir(t)
@@ -167,12 +182,18 @@ func TestReplayInChromium(t *testing.T) {
 	if _, err := storage.PackWACZ(context.Background(), dir, filepath.Join(pub, "site.wacz"), storage.WACZOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	ts := ""
+	stamps, revisits := map[string]string{}, 0
 	idx, _ := os.ReadFile(filepath.Join(dir, storage.CrawlIndexPath))
 	for line := range bytes.Lines(idx) {
-		if e, _ := storage.ParseCDXJLine(line); e.URL == base {
-			ts = e.Timestamp
+		if e, err := storage.ParseCDXJLine(line); err == nil {
+			stamps[e.URL] = e.Timestamp
+			if e.Mime == "warc/revisit" {
+				revisits++
+			}
 		}
+	}
+	if revisits != 1 {
+		t.Fatalf("the archive holds %d revisit records, want 1 (one of the two stylesheets)", revisits)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/site.wacz", http.FileServer(http.Dir(pub)))
@@ -185,8 +206,6 @@ func TestReplayInChromium(t *testing.T) {
 	go srv.Serve(ln)
 	defer srv.Close()
 	origin := "http://" + ln.Addr().String()
-	page := origin + "/index.html?source=" + url.QueryEscape(origin+"/site.wacz") +
-		"#view=replay&url=" + url.QueryEscape(base) + "&ts=" + ts
 
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
@@ -199,31 +218,35 @@ func TestReplayInChromium(t *testing.T) {
 		SessionID string `json:"sessionId"`
 	}
 	cdp.call(t, "", "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true}, &att)
-	cdp.call(t, att.SessionID, "Page.navigate", map[string]any{"url": page}, nil)
-	var got replayed
-	for {
-		var res struct {
-			Result struct {
-				Value string `json:"value"`
-			} `json:"result"`
-		}
-		cdp.call(t, att.SessionID, "Runtime.evaluate", map[string]any{"expression": findReplayed, "returnByValue": true}, &res)
-		if res.Result.Value != "" {
-			if err := json.Unmarshal([]byte(res.Result.Value), &got); err != nil {
-				t.Fatal(err)
+	for _, c := range []struct{ url, title string }{{base, "Replayed page"}, {base + "two.html", "Second"}} {
+		page := origin + "/index.html?source=" + url.QueryEscape(origin+"/site.wacz") +
+			"#view=replay&url=" + url.QueryEscape(c.url) + "&ts=" + stamps[c.url]
+		cdp.call(t, att.SessionID, "Page.navigate", map[string]any{"url": page}, nil)
+		var got replayed
+		for {
+			var res struct {
+				Result struct {
+					Value string `json:"value"`
+				} `json:"result"`
 			}
-			if got.Background == "rgb(10, 20, 30)" && got.ImageWidth == 7 {
-				break
+			cdp.call(t, att.SessionID, "Runtime.evaluate", map[string]any{"expression": findReplayed, "returnByValue": true}, &res)
+			if res.Result.Value != "" {
+				if err := json.Unmarshal([]byte(res.Result.Value), &got); err != nil {
+					t.Fatal(err)
+				}
+				if got.Title == c.title && got.Background == "rgb(10, 20, 30)" && got.ImageWidth == 7 {
+					break
+				}
 			}
+			if ctx.Err() != nil {
+				t.Fatalf("%s did not render from the archive within the time limit; last seen in the replay frame: %+v", c.url, got)
+			}
+			time.Sleep(250 * time.Millisecond)
 		}
-		if ctx.Err() != nil {
-			t.Fatalf("the page did not render from the archive within the time limit; last seen in the replay frame: %+v", got)
+		t.Logf("replay frame: %+v", got)
+		if got.Width != "123px" || got.ImageHeight != 5 || !strings.Contains(got.Location, "/w/") || !strings.HasSuffix(got.Location, "mp_/"+c.url) {
+			t.Errorf("replayed %s: %+v; want the stylesheet's width 123px, the 7x5 image, a /w/ replay URL of the page", c.url, got)
 		}
-		time.Sleep(250 * time.Millisecond)
-	}
-	t.Logf("replay frame: %+v", got)
-	if got.Width != "123px" || got.ImageHeight != 5 || got.Title != "Replayed page" || !strings.Contains(got.Location, "/w/") {
-		t.Errorf("replayed page: %+v; want the stylesheet's width 123px, the 7x5 image, the title, a /w/ replay URL", got)
 	}
 }
 
