@@ -8,7 +8,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -55,8 +54,9 @@ const maxTitlePrefix = 256 << 10
 // PackWACZ writes the crawl output directory dir as a WACZ 1.1.1 package
 // at out: archive/ holds dir's WARC files as they are; indexes/index.cdxj
 // their CDXJ index (IndexWARCs); pages/pages.jsonl a header line, then the
-// seeds (crawl log entries at depth 0 without a via, in log order, which
-// have a record in the archive), then every other HTML page archived with
+// seeds (entries at depth 0 without a via of the crawl's logs,
+// crawl.log.jsonl or a Redis worker's crawl-WORKER.log.jsonl, in log
+// order, which have a record in the archive), then every other HTML page archived with
 // status 200, in archive order, each with its <title> when it has one;
 // datapackage.json lists every file with its SHA-256 and size, and
 // datapackage-digest.json the SHA-256 of datapackage.json. Every zip entry
@@ -84,9 +84,17 @@ func PackWACZ(ctx context.Context, dir, out string, opts WACZOptions) (WACZStats
 	if len(files) == 0 {
 		return st, fmt.Errorf("%w: %s has no WARC files in warc/", ErrNotCrawlDir, dir)
 	}
-	seeds, err := crawlSeeds(filepath.Join(dir, "crawl.log.jsonl"))
+	// A local crawl's log, or a Redis worker's (crawl-WORKER.log.jsonl;
+	// workers may share a directory).
+	logs, err := filepath.Glob(filepath.Join(dir, "crawl*.log.jsonl"))
 	if err != nil {
-		return st, err
+		return st, fmt.Errorf("storage: wacz: %w", err)
+	}
+	seeds := seedSet{index: map[string]int{}}
+	for _, l := range logs {
+		if err := seeds.read(l); err != nil {
+			return st, err
+		}
 	}
 	tmp, err := os.MkdirTemp(filepath.Dir(out), ".wacz-work-*")
 	if err != nil {
@@ -275,21 +283,18 @@ func writeJSONLine(w *bufio.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// seedSet is the seeds of a crawl log: the WARC record IDs of the
-// responses to its depth-0 fetches without a via, in log order.
+// seedSet is the seeds of a crawl's logs: the WARC record IDs of the
+// responses to their depth-0 fetches without a via, in log order.
 type seedSet struct {
 	order []string
 	index map[string]int
 }
 
-func crawlSeeds(logPath string) (seedSet, error) {
-	s := seedSet{index: map[string]int{}}
-	f, err := os.Open(logPath)
-	if errors.Is(err, os.ErrNotExist) {
-		return s, nil // pages are then the HTML pages alone
-	}
+// read adds the seeds of the crawl log at path.
+func (s *seedSet) read(path string) error {
+	f, err := os.Open(path)
 	if err != nil {
-		return s, fmt.Errorf("storage: wacz: %w", err)
+		return fmt.Errorf("storage: wacz: %w", err)
 	}
 	defer f.Close()
 	err = ReadCrawlLog(f, func(e Entry) error {
@@ -303,9 +308,9 @@ func crawlSeeds(logPath string) (seedSet, error) {
 		return nil
 	})
 	if err != nil {
-		return s, fmt.Errorf("storage: wacz: %s: %w", logPath, err)
+		return fmt.Errorf("storage: wacz: %s: %w", path, err)
 	}
-	return s, nil
+	return nil
 }
 
 // pageTitle returns the text of the first <title> of an archived HTML

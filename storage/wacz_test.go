@@ -215,3 +215,17 @@ func TestPackWACZFails(t *testing.T) {
 		t.Errorf("%s holds %d entries after a failed pack, want x.wacz alone", outDir, len(ents))
 	}
 }
+
+// TestPackWACZWorkerLog reads the seeds from a Redis worker's log
+// (crawl-WORKER.log.jsonl) as from a local crawl's.
+func TestPackWACZWorkerLog(t *testing.T) {
+	dir := t.TempDir()
+	writeSiteCrawl(t, dir)
+	if err := os.Rename(filepath.Join(dir, "crawl.log.jsonl"), filepath.Join(dir, "crawl-w1.log.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	st, err := PackWACZ(context.Background(), dir, filepath.Join(t.TempDir(), "w.wacz"), WACZOptions{})
+	if err != nil || st.Seeds != 2 || st.Pages != 3 {
+		t.Errorf("PackWACZ with a worker's log = %+v, %v; want 2 seeds of 3 pages", st, err)
+	}
+}
