@@ -4,10 +4,12 @@ import (
 	"archive/zip"
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -34,6 +36,17 @@ type WACZOptions struct {
 	// MemoryLimit bounds the index lines sorted in memory, as
 	// IndexOptions.MemoryLimit. Default 64 MiB.
 	MemoryLimit int64
+	// CompressIndexAbove is the number of index lines above which the
+	// index is written as indexes/index.cdx.gz, gzip members of
+	// IndexBlockLines lines each, with indexes/index.idx naming the first
+	// key of each ("cdxj-gzip-1.0", as py-wacz writes it): ReplayWeb.page
+	// then loads only the blocks a page needs, where it loads a whole
+	// index.cdxj when it opens the file. Default 100000; negative: always
+	// index.cdxj.
+	CompressIndexAbove int64
+	// IndexBlockLines is the number of lines of a block of index.cdx.gz.
+	// Default 3000 (pywb's ZipNum and py-wacz's).
+	IndexBlockLines int
 
 	now func() time.Time // tests; default time.Now
 }
@@ -53,7 +66,8 @@ const maxTitlePrefix = 256 << 10
 
 // PackWACZ writes the crawl output directory dir as a WACZ 1.1.1 package
 // at out: archive/ holds dir's WARC files as they are; indexes/index.cdxj
-// their CDXJ index (IndexWARCs); pages/pages.jsonl a header line, then the
+// their CDXJ index (IndexWARCs), or, past WACZOptions.CompressIndexAbove
+// lines, indexes/index.cdx.gz and index.idx; pages/pages.jsonl a header line, then the
 // seeds (entries at depth 0 without a via of the crawl's logs,
 // crawl.log.jsonl or a Redis worker's crawl-WORKER.log.jsonl, in log
 // order, which have a record in the archive), then every other HTML page archived with
@@ -75,6 +89,12 @@ func PackWACZ(ctx context.Context, dir, out string, opts WACZOptions) (WACZStats
 	}
 	if opts.now == nil {
 		opts.now = time.Now
+	}
+	if opts.CompressIndexAbove == 0 {
+		opts.CompressIndexAbove = 100000
+	}
+	if opts.IndexBlockLines <= 0 {
+		opts.IndexBlockLines = 3000
 	}
 	var st WACZStats
 	files, err := CrawlWARCFiles(dir)
@@ -192,7 +212,16 @@ func PackWACZ(ctx context.Context, dir, out string, opts WACZOptions) (WACZStats
 	for _, f := range files {
 		entries = append(entries, waczEntry{src: f, path: "archive/" + filepath.Base(f)})
 	}
-	entries = append(entries, waczEntry{src: indexPath, path: CrawlIndexPath}, waczEntry{src: pagesPath, path: "pages/pages.jsonl"})
+	if opts.CompressIndexAbove >= 0 && st.Records > opts.CompressIndexAbove {
+		gz, idx := filepath.Join(tmp, "index.cdx.gz"), filepath.Join(tmp, "index.idx")
+		if err := compressIndex(indexPath, gz, idx, opts.IndexBlockLines); err != nil {
+			return st, fmt.Errorf("storage: wacz: %w", err)
+		}
+		entries = append(entries, waczEntry{src: gz, path: "indexes/index.cdx.gz"}, waczEntry{src: idx, path: "indexes/index.idx"})
+	} else {
+		entries = append(entries, waczEntry{src: indexPath, path: CrawlIndexPath})
+	}
+	entries = append(entries, waczEntry{src: pagesPath, path: "pages/pages.jsonl"})
 	created := opts.now().UTC().Truncate(time.Second)
 	title := opts.Title
 	if title == "" {
@@ -249,6 +278,91 @@ func PackWACZ(ctx context.Context, dir, out string, opts WACZOptions) (WACZStats
 		return st, fmt.Errorf("storage: wacz %s: %w", out, err)
 	}
 	return st, nil
+}
+
+// compressIndex writes the sorted CDXJ file src as gz, gzip members of
+// block lines each, and its secondary index idx: a "!meta" line, then per
+// member its first line's key and timestamp with the member's offset and
+// length in gz.
+func compressIndex(src, gz, idx string, block int) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	gf, err := os.Create(gz)
+	if err != nil {
+		return err
+	}
+	defer gf.Close()
+	xf, err := os.Create(idx)
+	if err != nil {
+		return err
+	}
+	defer xf.Close()
+	gw, xw := &countingWriter{w: bufio.NewWriterSize(gf, 1<<20)}, bufio.NewWriter(xf)
+	if _, err := xw.WriteString(`!meta 0 {"format":"cdxj-gzip-1.0","filename":"index.cdx.gz"}` + "\n"); err != nil {
+		return err
+	}
+	r := bufio.NewReaderSize(in, 1<<20)
+	var buf bytes.Buffer
+	var first []byte
+	n := 0
+	flush := func() error {
+		if n == 0 {
+			return nil
+		}
+		start := gw.n
+		zw := gzip.NewWriter(gw)
+		if _, err := zw.Write(buf.Bytes()); err != nil {
+			return err
+		}
+		if err := zw.Close(); err != nil {
+			return err
+		}
+		key, rest, _ := bytes.Cut(first, []byte(" "))
+		ts, _, _ := bytes.Cut(rest, []byte(" "))
+		if _, err := fmt.Fprintf(xw, "%s %s {\"offset\":%d,\"length\":%d,\"filename\":\"index.cdx.gz\"}\n", key, ts, start, gw.n-start); err != nil {
+			return err
+		}
+		buf.Reset()
+		n = 0
+		return nil
+	}
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(line) > 0 {
+			if n == 0 {
+				first = append(first[:0], line...)
+			}
+			buf.Write(line)
+			n++
+			if n == block {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	if err := gw.w.(*bufio.Writer).Flush(); err != nil {
+		return err
+	}
+	if err := xw.Flush(); err != nil {
+		return err
+	}
+	if err := gf.Close(); err != nil {
+		return err
+	}
+	return xf.Close()
 }
 
 // waczPage is one line of pages.jsonl.

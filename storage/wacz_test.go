@@ -3,6 +3,7 @@ package storage
 import (
 	"archive/zip"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -227,5 +228,86 @@ func TestPackWACZWorkerLog(t *testing.T) {
 	st, err := PackWACZ(context.Background(), dir, filepath.Join(t.TempDir(), "w.wacz"), WACZOptions{})
 	if err != nil || st.Seeds != 2 || st.Pages != 3 {
 		t.Errorf("PackWACZ with a worker's log = %+v, %v; want 2 seeds of 3 pages", st, err)
+	}
+}
+
+// TestPackWACZCompressedIndex packs a crawl whose index is past
+// CompressIndexAbove: the package holds indexes/index.cdx.gz and
+// index.idx instead of index.cdxj, each idx line names the first key and
+// timestamp of a gzip member it locates, the members tile the file, and
+// together they hold the index IndexWARCs writes.
+func TestPackWACZCompressedIndex(t *testing.T) {
+	dir := t.TempDir()
+	files, n := writeIndexedCrawl(t, dir, 6)
+	out := filepath.Join(t.TempDir(), "c.wacz")
+	st, err := PackWACZ(context.Background(), dir, out, WACZOptions{CompressIndexAbove: 10, IndexBlockLines: 7})
+	if err != nil || st.Records != int64(n) {
+		t.Fatalf("PackWACZ = %+v, %v; want %d records", st, err, n)
+	}
+	zr, err := zip.OpenReader(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	read := func(name string) []byte {
+		f, err := zr.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		b, err := io.ReadAll(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	if _, err := zr.Open("indexes/index.cdxj"); err == nil {
+		t.Error("the package holds index.cdxj besides index.cdx.gz")
+	}
+	gz, idx := read("indexes/index.cdx.gz"), read("indexes/index.idx")
+	if dp := read("datapackage.json"); !bytes.Contains(dp, []byte(`"indexes/index.cdx.gz"`)) || !bytes.Contains(dp, []byte(`"indexes/index.idx"`)) {
+		t.Errorf("datapackage.json does not list the compressed index:\n%s", dp)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(idx), "\n"), "\n")
+	if lines[0] != `!meta 0 {"format":"cdxj-gzip-1.0","filename":"index.cdx.gz"}` {
+		t.Errorf("idx header %q", lines[0])
+	}
+	if want := (n + 6) / 7; len(lines)-1 != want {
+		t.Errorf("%d blocks, want %d", len(lines)-1, want)
+	}
+	var all bytes.Buffer
+	next := int64(0)
+	for _, l := range lines[1:] {
+		e, err := ParseCDXJLine([]byte(l))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Offset != next || e.Filename != "index.cdx.gz" {
+			t.Errorf("idx line %s: want offset %d", l, next)
+		}
+		next = e.Offset + e.Length
+		zr, err := gzip.NewReader(bytes.NewReader(gz[e.Offset : e.Offset+e.Length]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr.Multistream(false)
+		block, err := io.ReadAll(zr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := bytes.Count(block, []byte("\n")); c < 1 || c > 7 || !bytes.HasPrefix(block, []byte(e.Key+" "+e.Timestamp+" ")) {
+			t.Errorf("block at %d: %d lines, starting %.60q; want up to 7 starting with %s %s", e.Offset, c, block, e.Key, e.Timestamp)
+		}
+		all.Write(block)
+	}
+	if next != int64(len(gz)) {
+		t.Errorf("blocks end at %d of %d bytes", next, len(gz))
+	}
+	var want bytes.Buffer
+	if _, err := IndexWARCs(context.Background(), &want, files, IndexOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(all.Bytes(), want.Bytes()) {
+		t.Error("the blocks of index.cdx.gz do not hold the index")
 	}
 }

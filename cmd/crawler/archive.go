@@ -46,12 +46,13 @@ atomically; the crawl writes it at its end too (crawl --no-index does not).
 func runPack(ctx context.Context, e env, args []string) error {
 	fs := newFlagSet(e, "pack", "DIR OUT.wacz")
 	title := fs.String("title", "", `the package's title (default "layercrawl crawl of" and the first seed)`)
+	above := fs.Int64("compress-index-above", 100000, "index lines above which the index is packed as indexes/index.cdx.gz (gzip blocks of 3000 lines) with indexes/index.idx, which ReplayWeb.page reads a block at a time, instead of indexes/index.cdxj, which it loads whole (-1: always index.cdxj)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `Usage: crawler pack [flags] DIR OUT.wacz
 
 Packs the crawl output directory DIR (a crawl's --out) as a WACZ 1.1.1 file
 that ReplayWeb.page opens: archive/ (the WARC files as they are),
-indexes/index.cdxj, pages/pages.jsonl (the seeds first, then every HTML page
+indexes/index.cdxj (or index.cdx.gz and index.idx), pages/pages.jsonl (the seeds first, then every HTML page
 with its title), datapackage.json (each file's SHA-256 and size) and
 datapackage-digest.json. Entries are stored, not compressed again. OUT.wacz
 is written to a temporary file and renamed into place when complete: an
@@ -65,7 +66,7 @@ Flags:
 	if err != nil {
 		return err
 	}
-	st, err := storage.PackWACZ(ctx, a[0], a[1], storage.WACZOptions{Software: softwareName(), Title: *title})
+	st, err := storage.PackWACZ(ctx, a[0], a[1], storage.WACZOptions{Software: softwareName(), Title: *title, CompressIndexAbove: *above})
 	if errors.Is(err, storage.ErrNotCrawlDir) {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}

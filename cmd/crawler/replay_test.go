@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archive/zip"
 	"bufio"
 	"bytes"
 	"context"
@@ -99,6 +100,22 @@ func TestCrawlIndexAndPack(t *testing.T) {
 	if code := run(context.Background(), env{stdout: &o, stderr: &e}, []string{"pack", dir, wacz}); code != 0 || !strings.Contains(o.String(), "2 pages (1 seeds)") {
 		t.Fatalf("pack exit %d: %s%s", code, o.String(), e.String())
 	}
+	for _, c := range []struct {
+		args  []string
+		index string
+	}{{nil, "indexes/index.cdxj"}, {[]string{"--compress-index-above", "2"}, "indexes/index.idx"}} {
+		if code := run(context.Background(), env{stdout: io.Discard, stderr: &e}, append(append([]string{"pack"}, c.args...), dir, wacz)); code != 0 {
+			t.Fatalf("pack %v: exit %d: %s", c.args, code, e.String())
+		}
+		zr, err := zip.OpenReader(wacz)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := zr.Open(c.index); err != nil {
+			t.Errorf("pack %v: no %s: %v", c.args, c.index, err)
+		}
+		zr.Close()
+	}
 	for _, args := range [][]string{{"index", t.TempDir()}, {"pack", t.TempDir(), wacz + "2"}, {"index"}, {"pack", dir}} {
 		if code := run(context.Background(), env{stdout: io.Discard, stderr: io.Discard}, args); code != exitUsage {
 			t.Errorf("crawler %v: exit %d, want %d", args, code, exitUsage)
@@ -169,6 +186,8 @@ func checkCrawlIndex(t *testing.T, dir string) {
 // stylesheet applied and its image decoded, after the crawled site has
 // been shut down, so everything came from the archive; so does the second
 // page, whose stylesheet one of the two is archived as a revisit record.
+// It does so with the index as index.cdxj and as index.cdx.gz with its
+// index.idx.
 func TestReplayInChromium(t *testing.T) {
 	bin := chromium(t)
 	app := replaywebtest.Dir(t)
@@ -178,8 +197,13 @@ func TestReplayInChromium(t *testing.T) {
 		t.Fatalf("crawl exit %d: %s", code, stderr)
 	}
 	stop() // from here on, only the archive can answer
+	// The same crawl twice: with indexes/index.cdxj, and with the
+	// compressed index.cdx.gz and index.idx, two lines a block.
 	pub := t.TempDir()
 	if _, err := storage.PackWACZ(context.Background(), dir, filepath.Join(pub, "site.wacz"), storage.WACZOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := storage.PackWACZ(context.Background(), dir, filepath.Join(pub, "site-gz.wacz"), storage.WACZOptions{CompressIndexAbove: 1, IndexBlockLines: 2}); err != nil {
 		t.Fatal(err)
 	}
 	stamps, revisits := map[string]string{}, 0
@@ -196,7 +220,7 @@ func TestReplayInChromium(t *testing.T) {
 		t.Fatalf("the archive holds %d revisit records, want 1 (one of the two stylesheets)", revisits)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/site.wacz", http.FileServer(http.Dir(pub)))
+	mux.Handle("/wacz/", http.StripPrefix("/wacz/", http.FileServer(http.Dir(pub))))
 	mux.Handle("/", http.FileServer(http.Dir(app)))
 	ln, err := net.Listen("tcp", "127.0.36.2:0")
 	if err != nil {
@@ -218,8 +242,11 @@ func TestReplayInChromium(t *testing.T) {
 		SessionID string `json:"sessionId"`
 	}
 	cdp.call(t, "", "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true}, &att)
-	for _, c := range []struct{ url, title string }{{base, "Replayed page"}, {base + "two.html", "Second"}} {
-		page := origin + "/index.html?source=" + url.QueryEscape(origin+"/site.wacz") +
+	for _, c := range []struct{ wacz, url, title string }{
+		{"site.wacz", base, "Replayed page"}, {"site.wacz", base + "two.html", "Second"},
+		{"site-gz.wacz", base, "Replayed page"}, {"site-gz.wacz", base + "two.html", "Second"},
+	} {
+		page := origin + "/index.html?source=" + url.QueryEscape(origin+"/wacz/"+c.wacz) +
 			"#view=replay&url=" + url.QueryEscape(c.url) + "&ts=" + stamps[c.url]
 		cdp.call(t, att.SessionID, "Page.navigate", map[string]any{"url": page}, nil)
 		var got replayed
@@ -239,13 +266,13 @@ func TestReplayInChromium(t *testing.T) {
 				}
 			}
 			if ctx.Err() != nil {
-				t.Fatalf("%s did not render from the archive within the time limit; last seen in the replay frame: %+v", c.url, got)
+				t.Fatalf("%s of %s did not render from the archive within the time limit; last seen in the replay frame: %+v", c.url, c.wacz, got)
 			}
 			time.Sleep(250 * time.Millisecond)
 		}
 		t.Logf("replay frame: %+v", got)
 		if got.Width != "123px" || got.ImageHeight != 5 || !strings.Contains(got.Location, "/w/") || !strings.HasSuffix(got.Location, "mp_/"+c.url) {
-			t.Errorf("replayed %s: %+v; want the stylesheet's width 123px, the 7x5 image, a /w/ replay URL of the page", c.url, got)
+			t.Errorf("replayed %s of %s: %+v; want the stylesheet's width 123px, the 7x5 image, a /w/ replay URL of the page", c.url, c.wacz, got)
 		}
 	}
 }
