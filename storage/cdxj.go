@@ -20,26 +20,38 @@ import (
 // CDXJEntry is one line of a CDXJ index: where a response or revisit
 // record is, as pywb and ReplayWeb.page (wabac.js) read it. Its line is
 //
-//	KEY TIMESTAMP {"url":…,"mime":…,"status":…,"digest":…,"length":…,"offset":…,"filename":…}
+//	KEY TIMESTAMP {"url":…,"mime":…,"status":"200","digest":…,"length":"1234","offset":"0","filename":…}
 //
-// with the fields of warcio.js's cdx-index (numbers as JSON numbers; pywb
-// reads them too).
+// with the fields of pywb's cdxj-indexer and py-wacz, numbers written as
+// strings as they write them (ParseCDXJLine reads warcio.js's JSON
+// numbers too).
 type CDXJEntry struct {
-	Key       string `json:"-"` // SURT(URL)
-	Timestamp string `json:"-"` // the record's WARC-Date, UTC, YYYYMMDDhhmmss
-	URL       string `json:"url"`
+	Key       string // SURT(URL)
+	Timestamp string // the record's WARC-Date, UTC, YYYYMMDDhhmmss
+	URL       string
 	// Mime is the response's media type without parameters ("unk" when it
 	// has none), or "warc/revisit" for a revisit record.
-	Mime string `json:"mime"`
+	Mime string
 	// Status is the final response's status code; 0 (left out) when
 	// its status line does not parse.
-	Status int `json:"status,omitempty"`
+	Status int
 	// Digest is the WARC-Payload-Digest without its "sha1:" prefix, as
 	// pywb and warcio.js write it (another algorithm keeps its prefix).
+	Digest   string
+	Length   int64  // bytes of the record's gzip member
+	Offset   int64  // where that member starts in the file
+	Filename string // the WARC file's base name
+}
+
+// cdxjJSON is the JSON block of a CDXJ line as AppendLine writes it.
+type cdxjJSON struct {
+	URL      string `json:"url"`
+	Mime     string `json:"mime"`
+	Status   string `json:"status,omitempty"`
 	Digest   string `json:"digest,omitempty"`
-	Length   int64  `json:"length"`   // bytes of the record's gzip member
-	Offset   int64  `json:"offset"`   // where that member starts in the file
-	Filename string `json:"filename"` // the WARC file's base name
+	Length   string `json:"length"`
+	Offset   string `json:"offset"`
+	Filename string `json:"filename"`
 }
 
 // ErrCDXJ means a CDXJ line does not parse.
@@ -51,10 +63,19 @@ func (e *CDXJEntry) AppendLine(dst []byte) []byte {
 	dst = append(dst, ' ')
 	dst = append(dst, e.Timestamp...)
 	dst = append(dst, ' ')
+	// Numbers as strings, as pywb's indexer and py-wacz write them: pywb
+	// keeps a field's JSON type and compares the status as a string;
+	// wabac.js reads either.
+	var status string
+	if e.Status != 0 {
+		status = strconv.Itoa(e.Status)
+	}
+	j := cdxjJSON{URL: e.URL, Mime: e.Mime, Status: status, Digest: e.Digest,
+		Length: strconv.FormatInt(e.Length, 10), Offset: strconv.FormatInt(e.Offset, 10), Filename: e.Filename}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(e); err != nil {
+	if err := enc.Encode(j); err != nil {
 		// Strings and integers always encode.
 		panic("storage: CDXJ entry does not encode: " + err.Error())
 	}
