@@ -495,8 +495,9 @@ func (e *waczEntry) store(zw *zip.Writer, mod time.Time) error {
 		return err
 	}
 	e.sha256, e.size = hex.EncodeToString(sum), size
-	fh := &zip.FileHeader{Name: e.path, Method: zip.Store, Modified: mod, CRC32: crc,
+	fh := &zip.FileHeader{Name: e.path, Method: zip.Store, CRC32: crc,
 		CompressedSize64: uint64(size), UncompressedSize64: uint64(size)}
+	setModTime(fh, mod)
 	w, err := zw.CreateRaw(fh)
 	if err != nil {
 		return err
@@ -532,13 +533,28 @@ func hashFile(path string) (sum []byte, crc uint32, size int64, err error) {
 }
 
 func storeBytes(zw *zip.Writer, name string, b []byte, mod time.Time) error {
-	w, err := zw.CreateRaw(&zip.FileHeader{Name: name, Method: zip.Store, Modified: mod, CRC32: crc32.ChecksumIEEE(b),
-		CompressedSize64: uint64(len(b)), UncompressedSize64: uint64(len(b))})
+	fh := &zip.FileHeader{Name: name, Method: zip.Store, CRC32: crc32.ChecksumIEEE(b),
+		CompressedSize64: uint64(len(b)), UncompressedSize64: uint64(len(b))}
+	setModTime(fh, mod)
+	w, err := zw.CreateRaw(fh)
 	if err != nil {
 		return err
 	}
 	_, err = w.Write(b)
 	return err
+}
+
+// setModTime sets an entry's MS-DOS date and time: CreateRaw writes the
+// header as given, without converting Modified as CreateHeader does.
+func setModTime(fh *zip.FileHeader, t time.Time) {
+	t = t.UTC()
+	if t.Year() < 1980 {
+		t = time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	//lint:ignore SA1019 CreateRaw reads these fields, not Modified
+	fh.ModifiedDate = uint16((t.Year()-1980)<<9 | int(t.Month())<<5 | t.Day())
+	//lint:ignore SA1019 as above
+	fh.ModifiedTime = uint16(t.Hour()<<11 | t.Minute()<<5 | t.Second()/2)
 }
 
 type countingWriter struct {

@@ -102,6 +102,9 @@ func TestPackWACZ(t *testing.T) {
 	content := map[string][]byte{}
 	var names []string
 	for _, f := range zr.File {
+		if !f.Modified.Equal(now) {
+			t.Errorf("%s: modified %v, want %v", f.Name, f.Modified, now)
+		}
 		if f.Method != zip.Store || f.Flags&0x8 != 0 || f.CompressedSize64 != f.UncompressedSize64 {
 			t.Errorf("%s: method %d flags %#x: want stored, sizes in the local header", f.Name, f.Method, f.Flags)
 		}
