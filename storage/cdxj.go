@@ -311,25 +311,43 @@ func indexFile(ctx context.Context, path string, s *sorter, visit func(*WARCReco
 				return false, err
 			}
 		}
-		if err := s.add(e.AppendLine(nil)); err != nil {
+		s.scratch = e.AppendLine(s.scratch[:0])
+		if err := s.add(s.scratch); err != nil {
 			return false, err
 		}
 	}
 }
 
 // sorter sorts lines in memory up to limit bytes, then in runs on disk
-// merged at the end.
+// merged at the end. Lines are copied into chunks of sorterChunk bytes
+// (or limit/16, if smaller), so that the memory they hold is what limit
+// counts, without an allocation per line.
 type sorter struct {
-	limit int64
-	dir   string
-	lines [][]byte
-	size  int64
-	runs  []string
+	limit   int64
+	dir     string
+	lines   [][]byte // into chunks
+	chunks  [][]byte
+	size    int64 // bytes of chunks and of the lines' slice headers
+	runs    []string
+	scratch []byte // the line being built
 }
 
+const sorterChunk = 1 << 20
+
 func (s *sorter) add(line []byte) error {
-	s.lines = append(s.lines, line)
-	s.size += int64(len(line)) + 24 // the slice header too
+	var c []byte
+	if n := len(s.chunks); n > 0 && cap(s.chunks[n-1])-len(s.chunks[n-1]) >= len(line) {
+		c = s.chunks[n-1]
+	} else {
+		c = make([]byte, 0, max(min(sorterChunk, int(s.limit/16)), len(line)))
+		s.chunks = append(s.chunks, c)
+		s.size += int64(cap(c))
+	}
+	start := len(c)
+	c = append(c, line...)
+	s.chunks[len(s.chunks)-1] = c
+	s.lines = append(s.lines, c[start:len(c):len(c)])
+	s.size += 24
 	if s.size >= s.limit {
 		return s.spill()
 	}
@@ -357,7 +375,7 @@ func (s *sorter) spill() error {
 	if err != nil {
 		return fmt.Errorf("storage: index run: %w", err)
 	}
-	s.lines, s.size = s.lines[:0], 0
+	s.lines, s.chunks, s.size = s.lines[:0], nil, 0
 	return nil
 }
 

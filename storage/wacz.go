@@ -435,7 +435,7 @@ func pageTitle(raw []byte) string {
 	if err != nil {
 		return ""
 	}
-	r, _ := ParseResponse(raw)
+	r, _ := parseResponse(raw, func([]byte) {})
 	ct := ""
 	if r.BodyStart >= r.HeadStart {
 		ct = headerValue(raw[r.HeadStart:r.BodyStart], "Content-Type")
