@@ -1,6 +1,7 @@
 // Package storage persists a crawl: an embedded key-value store for the
 // frontier, per-host state and filter snapshots; atomic snapshot files; WARC
-// 1.1 output; and the JSON-lines crawl log.
+// 1.1 output; the JSON-lines crawl log; and, after the crawl, a CDXJ index
+// of its WARC files and a WACZ package of it.
 //
 // # Store
 //
@@ -116,9 +117,23 @@
 // last line; OpenCrawlLog truncates it away before appending (TornBytes
 // reports how much), and ReadCrawlLog skips it.
 //
+// # Index and WACZ
+//
+// IndexWARCs writes the CDXJ index of WARC files, one line per response
+// and revisit record ("SURT-KEY TIMESTAMP {json}", as pywb and
+// ReplayWeb.page read it), sorted by an external merge sort in bounded
+// memory (IndexOptions.MemoryLimit); WriteCrawlIndex writes a crawl
+// output directory's indexes/index.cdxj. SURT is pywb's key (the Python
+// surt package's defaults). The index is built from the files, not from
+// the crawl's state: WARCRecord.Length gives each record's gzip member.
+// PackWACZ packages a crawl output directory as a WACZ 1.1.1 file. Both
+// write through WriteFileAtomic: an error or a crash leaves the previous
+// file, or none, never a partial one.
+//
 // # Errors
 //
 // Errors are prefixed "storage: " and wrap their cause. Sentinels to test
 // with errors.Is: ErrNotFound, ErrCorrupt, ErrForeign, ErrVersion,
-// ErrClosed, ErrInvalidExchange, ErrTruncated, ErrMalformedResponse.
+// ErrClosed, ErrInvalidExchange, ErrTruncated, ErrMalformedResponse,
+// ErrCDXJ, ErrNotCrawlDir.
 package storage

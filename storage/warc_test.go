@@ -663,6 +663,16 @@ func FuzzWARCReader(f *testing.F) {
 				t.Fatalf("offset %d after %d (input %d bytes)", rec.Offset, prev, len(data))
 			}
 			prev = rec.Offset
+			// Length bounds the record: its bytes alone read as it.
+			if rec.Length < 0 || rec.Offset+rec.Length > int64(len(data)) {
+				t.Fatalf("record at %d of length %d (input %d bytes)", rec.Offset, rec.Length, len(data))
+			}
+			if rec.Length > 0 {
+				alone, err := NewWARCReader(bytes.NewReader(data[rec.Offset : rec.Offset+rec.Length])).Next()
+				if err != nil || !bytes.Equal(alone.Block, rec.Block) || len(alone.Header) != len(rec.Header) {
+					t.Fatalf("record at %d, length %d, read alone: %v", rec.Offset, rec.Length, err)
+				}
+			}
 		}
 	})
 }

@@ -37,6 +37,11 @@ type WARCRecord struct {
 	Header  WARCHeader // the named fields
 	Block   []byte     // Content-Length bytes of content block
 	Offset  int64      // file offset of the gzip member (or, uncompressed, the record) holding it
+	// Length is the size of the gzip member from Offset (uncompressed: of
+	// the record with its closing CRLF CRLF): the bytes an index points a
+	// reader to. It is 0 when the member holds further records, which
+	// have the same Offset.
+	Length int64
 }
 
 // maxWARCHeader bounds a record's header (all its lines together) so that
@@ -144,9 +149,17 @@ func (r *WARCReader) next() (*WARCRecord, error) {
 			// Read on to the member's end, if this record is its last, so
 			// that its gzip trailer (length and CRC) is checked before
 			// the record is returned.
-			if _, err := r.rec.Peek(1); err != nil && !(errors.Is(err, io.EOF) && r.zerr.err == nil) {
+			_, err := r.rec.Peek(1)
+			if err != nil && !(errors.Is(err, io.EOF) && r.zerr.err == nil) {
 				return nil, r.wrapReadErr(err)
 			}
+			if err != nil {
+				// The member ended with this record; the gzip reader
+				// has read its trailer and nothing after it.
+				rec.Length = r.pos() - at
+			}
+		} else {
+			rec.Length = r.pos() - at
 		}
 		rec.Offset = at
 		return rec, nil

@@ -154,6 +154,7 @@ func runCrawl(ctx context.Context, e env, args []string) (err error) {
 	var c crawlCommand
 	crawlFlags(fs, &c)
 	fs.String("config", "", "TOML file of flag values (keys are flag names; urls = [...] for seeds); flags given here override it")
+	noIndex := fs.Bool("no-index", false, "do not write OUT/indexes/index.cdxj (the CDXJ index of the WARC files, as \"crawler index OUT\" writes it) when the crawl finishes")
 	urls, err := parseCrawlArgs(fs, args)
 	if err != nil {
 		return err
@@ -220,6 +221,13 @@ func runCrawl(ctx context.Context, e env, args []string) (err error) {
 	if err != nil {
 		return err
 	}
+	// Runs after cr.Close (deferred later), once the WARC files are
+	// closed; not after an interruption, as the crawl resumes.
+	defer func() {
+		if err == nil && ctx.Err() == nil && !*noIndex {
+			err = writeCrawlIndex(ctx, o.Logger, o.Dir)
+		}
+	}()
 	defer func() { err = errors.Join(err, cr.Close()) }()
 	defer startCPUs(c.cpus, e.gomaxprocs)()
 	p := newProgress(e.stderr, stderr, cr)

@@ -53,7 +53,9 @@ func commands() []command {
 	return []command{
 		{"crawl", "crawl a seed list end to end (frontier, robots.txt, WARC output, resume)", runCrawl},
 		{"experiment", "replay URL sets through BF and MLBF and plot false positives and timings", runExperiment},
+		{"index", "write the CDXJ index of a crawl's WARC files (DIR/indexes/index.cdxj) for pywb and ReplayWeb.page", runIndex},
 		{"normalize", "normalize URLs from stdin, one per line (or print their filter segments)", runNormalize},
+		{"pack", "package a crawl as a WACZ file that ReplayWeb.page opens", runPack},
 		{"status", "print the progress of a running crawl (through its --http-addr) or of a distributed one (Redis)", runStatus},
 		{"version", "print the module version and the git commit the binary was built from", runVersion},
 	}
