@@ -88,11 +88,13 @@
 //     confirm against 64-bit fingerprints of the queued URLs, held in
 //     memory (up to Options.ExactMemory) and kept in the state, written
 //     with the queue, so no URL is lost (Stats.FalsePositives counts the
-//     rescued ones). With Options.FilterOnly (and always in Redis mode)
-//     the filter decides alone and its false positives are not fetched;
-//     Stats.LostToFilter estimates them. Each new crawl salts the filter's
-//     hashes afresh (kept in its snapshots), so that the URLs lost differ
-//     from crawl to crawl.
+//     rescued ones). In Redis mode the fingerprints are in Redis and the
+//     check is part of the seen-set's atomic script call. With
+//     Options.FilterOnly the filter decides alone and its false positives
+//     are not fetched; Stats.LostToFilter estimates them. Each new crawl
+//     salts the filter's hashes afresh (kept in its snapshots, or with the
+//     seen-set in Redis), so that the URLs lost differ from crawl to
+//     crawl.
 //   - A full disk ends the crawl with an error matching syscall.ENOSPC
 //     and naming the path; the embedded store refuses writes while less
 //     than storage.Options.DiskReserve is free, so its state stays whole,

@@ -153,13 +153,17 @@ type Options struct {
 	// records, except that FilterOnly ends the exact check of a crawl
 	// begun with it for good; a state begun filter-only (as every state
 	// written before the exact check became the default) resumes
-	// filter-only, as its queued URLs have no fingerprints. Redis mode is
-	// always filter-only: the Redis frontier keeps no fingerprints.
+	// filter-only, as its queued URLs have no fingerprints. In Redis mode
+	// the fingerprints are in Redis, checked in the seen-set's script
+	// (redisfrontier.SeenOptions.Exact), and the mode is the crawl's: the
+	// worker that creates the crawl's seen-set fixes it, and every other
+	// worker and later run keeps it (a crawl begun by a layercrawl without
+	// the check stays filter-only).
 	FilterOnly bool
-	// ExactDedup is the exact check, now the default of a local crawl.
+	// ExactDedup is the exact check, now the default.
 	//
 	// Deprecated: it is on unless FilterOnly is set; setting it has no
-	// effect, and with FilterOnly, or in Redis mode, it is an error.
+	// effect, and with FilterOnly it is an error.
 	ExactDedup bool
 	// ExactMemory bounds the memory tables of the exact check's
 	// fingerprints, in bytes (10 to 20 bytes per URL): past it the
@@ -428,8 +432,6 @@ func (o *Options) Validate() error {
 			return invalid("Redis.Worker %q: only letters, digits, '-', '_' and '.' go into file names", r.Worker)
 		case o.Seen != nil || o.Store != nil || o.Payloads != nil:
 			return invalid("Seen, Store and Payloads are local-mode options: in Redis mode they are in Redis")
-		case o.ExactDedup:
-			return invalid("ExactDedup is a local-mode option: the Redis frontier keeps no fingerprints (Redis mode is filter-only)")
 		case r.Heartbeat > 0 && r.Heartbeat < 10*time.Millisecond:
 			return invalid("Redis.Heartbeat %v: at least 10ms, or negative for none", r.Heartbeat)
 		case r.Lease <= o.Fetch.FetchTimeout:
