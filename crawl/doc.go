@@ -55,9 +55,11 @@
 // fully disallowed (RFC 9309 §2.3.1.4) and its URLs wait with their host,
 // their own retries untouched, while robots.txt is fetched again on its
 // own backoff; after Options.RobotsWait they are logged
-// "robots-unavailable" (in Redis mode each wait spends one of the URL's
-// retries instead). A permanent failure of robots.txt ends the site's
-// URLs at once with its reason.
+// "robots-unavailable". In Redis mode the host waits in Redis
+// (redisfrontier.Frontier.Defer), for every worker, and the wait counts
+// from the first failure any worker saw (redisfrontier.RobotsWaits). A
+// permanent failure of robots.txt ends the site's URLs at once with its
+// reason.
 //
 // A URL whose last attempt failed keeps a failure record in the state: a
 // seed given again is queued again on resume, and Options.RetryFailed

@@ -92,8 +92,8 @@ type Options struct {
 	// A refused address, a certificate that fails verification or a name
 	// that does not exist (after one retry) ends them at once. Default
 	// DefaultRobotsWait (5m); negative: no wait, the first failure ends
-	// them. In Redis mode the URLs are retried instead, each wait spending
-	// one of their retries.
+	// them. In Redis mode the host waits in Redis, for every worker, and
+	// the wait counts from the first failure any worker saw.
 	RobotsWait time.Duration
 	// RetryFailed queues again, when the crawl starts, every URL whose
 	// last attempt failed in earlier runs (local mode; the state keeps a

@@ -20,6 +20,9 @@ type redisMode struct {
 	client *redisfrontier.Client
 	seen   *redisfrontier.Seen
 	front  *redisfrontier.Frontier
+	// robotsWaits shares when each site's robots.txt began failing, for
+	// the robots.txt prerequisite (set before the robots cache).
+	robotsWaits robotsShared
 
 	mu      sync.Mutex // protects shared, fill, growth, exact, workers, err and at, and front's setting
 	shared  redisfrontier.Stats
@@ -101,6 +104,7 @@ func (c *Crawler) startRedis(ctx context.Context) error {
 		}
 	}
 	c.retries = true // retry records live in the hosts' retry sets in Redis
+	r.robotsWaits = redisfrontier.NewRobotsWaits(r.client)
 	c.mu.Lock()
 	c.queue = r.front
 	c.robots = fetch.NewRobotsCache(redisfrontier.NewSharedRobots(r.client, c.fetcher, 0), fetch.RobotsCacheOptions{OnFetch: c.robotsFetched, ErrorMaxAge: robotsErrorMaxAge})

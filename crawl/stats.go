@@ -95,7 +95,7 @@ type FetchStats struct {
 	HTTPErrors        uint64 // responses with a 4xx or 5xx status
 	RobotsDisallowed  uint64 // URLs robots.txt disallowed
 	RobotsWaiting     int    // sites whose URLs wait for their robots.txt now (Options.RobotsWait)
-	RobotsUnavailable uint64 // URLs that ended as their site's robots.txt could not be fetched within Options.RobotsWait (RFC 9309: disallow all); in Redis mode, after their retries
+	RobotsUnavailable uint64 // URLs that ended as their site's robots.txt could not be fetched within Options.RobotsWait (RFC 9309: disallow all)
 	TruncatedLength   uint64 // bodies cut at Fetch.MaxBodySize
 	TruncatedTime     uint64 // bodies cut by Fetch.FetchTimeout
 	TruncatedLost     uint64 // bodies cut by the server going away

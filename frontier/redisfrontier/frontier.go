@@ -775,6 +775,70 @@ func (f *Frontier) Done(ctx context.Context, e frontier.Entry, out frontier.Outc
 	return err
 }
 
+// deferScript puts the entry a lease handed out back at the head of its
+// host's queue, as it was (its attempt count unchanged), and releases the
+// lease with the host not ready before a given time: the host's entries
+// wait for a prerequisite. Nothing is counted as done.
+//
+// ARGV: tag, host, token, until (ms). It returns 0 when the token no
+// longer holds the host (the lease expired: the entry is back in the queue
+// already, or out to another worker).
+var deferScript = redis.NewScript(`
+local tag = ARGV[1]
+local h = ARGV[2]
+local tok, out, stg, leases, nxt, ready = tag..':tok', tag..':out', tag..':stage', tag..':leases', tag..':next', tag..':ready'
+if redis.call('HGET', tok, h) ~= ARGV[3] then return 0 end
+local e = redis.call('HGET', out, h)
+if e then redis.call('LPUSH', tag..':q:'..h, e) end
+redis.call('HDEL', out, h)
+redis.call('HDEL', tok, h)
+redis.call('HDEL', stg, h)
+redis.call('ZREM', leases, h)
+redis.call('DEL', tag..':n:'..ARGV[3])
+local t = tonumber(ARGV[4])
+local nt = tonumber(redis.call('HGET', nxt, h) or '0')
+if nt > t then t = nt end
+redis.call('HSET', nxt, h, t)
+redis.call('ZADD', ready, t, h)
+redis.call('HINCRBY', tag..':stats', 'deferred', 1)
+return 1
+`)
+
+// Defer puts e, which Next handed out, back at the head of its host's
+// queue, untouched (its attempt count too), and hands out none of the
+// host's entries before until, on any worker: the host's entries wait for
+// a prerequisite of the host, as a robots.txt that does not answer yet
+// (RFC 9309 §2.3.1.4 has the crawler treat the site as fully disallowed
+// meanwhile), without spending their own retries. It takes the place of
+// Done, as frontier.Frontier.Defer does. An entry whose lease expired
+// meanwhile is left where the expiry put it.
+func (f *Frontier) Defer(ctx context.Context, e frontier.Entry, until time.Time) error {
+	f.mu.Lock()
+	ls := f.out[e.URL]
+	var l lease
+	if len(ls) > 0 {
+		l = ls[0]
+		if len(ls) == 1 {
+			delete(f.out, e.URL)
+		} else {
+			f.out[e.URL] = ls[1:]
+		}
+	}
+	f.mu.Unlock()
+	if len(ls) == 0 {
+		return fmt.Errorf("%w: %s", frontier.ErrNotOut, e.URL)
+	}
+	// Rounded up, as a retry's due time.
+	due := (until.UnixNano() + int64(time.Millisecond) - 1) / int64(time.Millisecond)
+	err := f.c.retry(ctx, func(ctx context.Context) error {
+		return deferScript.Run(ctx, f.c.rdb, []string{f.key("ready")}, f.tag, l.host, l.token, due).Err()
+	})
+	if err != nil {
+		return fmt.Errorf("redisfrontier: defer: %w", err)
+	}
+	return nil
+}
+
 // WorkerStats returns what this worker's checks refused, by reason,
 // including the trap limits (Limits): unlike Stats, these counts are not
 // shared, each worker counts the links it discovered.

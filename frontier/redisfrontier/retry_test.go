@@ -130,3 +130,54 @@ func TestFrontierThrottle(t *testing.T) {
 		t.Errorf("Stats = %+v, %v; want the host still slowed (62ms > the 50ms delay)", st, err)
 	}
 }
+
+// TestFrontierDefer: a deferred entry goes back to the head of its host's
+// queue with its attempt count unchanged, and no worker gets the host's
+// entries before the time given, while other hosts go on; nothing is
+// counted done.
+func TestFrontierDefer(t *testing.T) {
+	ctx := context.Background()
+	c := testClient(t)
+	opts := Options{Politeness: frontier.PolitenessOptions{Delay: -1}, Lease: time.Minute, Poll: 10 * time.Millisecond}
+	a := openTestFrontier(t, c, opts)
+	g := graph{n: 6}
+	// h0.test: 0 and 3; h1.test: 1.
+	if _, err := a.AddSeeds(ctx, []string{g.url(0), g.url(3), g.url(1)}); err != nil {
+		t.Fatal(err)
+	}
+	e, err := a.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const wait = 300 * time.Millisecond
+	until := time.Now().Add(wait)
+	if err := a.Defer(ctx, e, until); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Defer(ctx, e, until); !errors.Is(err, frontier.ErrNotOut) {
+		t.Errorf("Defer twice = %v, want ErrNotOut", err)
+	}
+	b := openTestFrontier(t, c, opts)
+	start := time.Now()
+	other, err := b.Next(ctx)
+	if err != nil || time.Since(start) > wait/2 {
+		t.Fatalf("Next = %q, %v after %v; want the other host's URL at once", other.URL, err, time.Since(start))
+	}
+	if err := b.Done(ctx, other, frontier.Outcome{Fetched: true}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := b.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.URL != e.URL || again.Attempt != 0 || time.Now().Before(until) {
+		t.Fatalf("Next = %+v at %v; want %s, attempt 0, at %v or later", again, time.Now(), e.URL, until)
+	}
+	if err := b.Done(ctx, again, frontier.Outcome{Fetched: true}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := b.Stats(ctx)
+	if err != nil || st.Done != 2 || st.Retried != 0 {
+		t.Errorf("Stats = %+v, %v; want 2 done, none retried", st, err)
+	}
+}
