@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -564,5 +565,113 @@ func TestRobotsFaultsFullCoverageRedis(t *testing.T) {
 	}
 	if robotsFaults == 0 {
 		t.Errorf("no robots.txt fetch failed in any run: the test tests nothing")
+	}
+}
+
+// TestFailedSeedRetriedOnResumeRedis is TestFailedSeedRetriedOnResume in
+// Redis mode, one worker per run on one crawl: a run whose seed is refused
+// returns ErrNoSeedFetched; given again, the failed seed is queued again
+// (its failure record is in Redis); a URL that failed stays failed when
+// nothing is given, and RetryFailed fetches it again.
+func TestFailedSeedRetriedOnResumeRedis(t *testing.T) {
+	var broken atomic.Bool
+	broken.Store(true)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/":
+			fmt.Fprint(w, `<a href="/a">a</a>`)
+		case "/a":
+			if broken.Load() {
+				http.Error(w, "gone for now", http.StatusNotFound)
+				return
+			}
+			fmt.Fprint(w, "a")
+		}
+	}))
+	defer srv.Close()
+	prefix := testRedisPrefix(t, "retryfailed")
+	dir := t.TempDir()
+	o := Options{Seeds: []string{srv.URL + "/"}, Dir: dir, Concurrency: 2, ExpectedURLs: 1000}
+	o.Politeness.Delay = -1
+	run := func(o Options) (Stats, error) {
+		stats, errs := runRedisWorkersErrs(t, 1, o, prefix)
+		return stats[0], errs[0]
+	}
+	if _, err := run(o); !errors.Is(err, ErrNoSeedFetched) {
+		t.Fatalf("first run = %v, want ErrNoSeedFetched", err)
+	}
+	o.Fetch.AllowPrivate = true
+	s, err := run(o)
+	if err != nil || s.Fetch.Fetched != 2 {
+		t.Fatalf("second run: %v, fetched %d; want the seed and /a", err, s.Fetch.Fetched)
+	}
+	o.Seeds = nil
+	if s, err = run(o); err != nil || s.Fetch.Fetched != 0 {
+		t.Fatalf("third run: %v, fetched %d; want nothing to do", err, s.Fetch.Fetched)
+	}
+	broken.Store(false)
+	o.RetryFailed = true
+	if s, err = run(o); err != nil || s.Fetch.Fetched != 1 {
+		t.Fatalf("run with RetryFailed: %v, fetched %d; want /a", err, s.Fetch.Fetched)
+	}
+	var lines []string
+	for _, e := range redisLog(t, dir) {
+		lines = append(lines, fmt.Sprintf("%s %d %.15s", strings.TrimPrefix(e.URL, srv.URL), e.Status, e.Error))
+	}
+	want := "/ 0 blocked-address|/ 200 |/a 404 |/a 200 "
+	if got := strings.Join(lines, "|"); got != want {
+		t.Errorf("log %q, want %q", got, want)
+	}
+}
+
+// TestNoSeedFetchedRedisOtherWorker: a worker whose seed failed does not
+// report ErrNoSeedFetched when another worker of the crawl got responses
+// while it ran.
+func TestNoSeedFetchedRedisOtherWorker(t *testing.T) {
+	fetching := make(chan struct{})
+	var once sync.Once
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/" {
+			once.Do(func() { close(fetching) })
+			time.Sleep(time.Second) // still fetching when the other worker starts
+		}
+		fmt.Fprint(w, "page")
+	}))
+	defer srv.Close()
+	prefix := testRedisPrefix(t, "noseedother")
+	dir := t.TempDir()
+	// One fetch at a time: busy with its seed, the good worker leaves the
+	// other's seed to it.
+	o := Options{Seeds: []string{srv.URL + "/"}, Dir: dir, Concurrency: 1, ExpectedURLs: 1000}
+	o.Politeness.Delay = -1
+	o.Fetch.AllowPrivate = true
+	o.Redis = &RedisOptions{URL: "redis://" + capturesTestRedis, Prefix: prefix, Worker: "good"}
+	good, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer good.Close()
+	done := make(chan error, 1)
+	go func() { done <- good.Run(context.Background()) }()
+	<-fetching
+	// The other worker's seed is refused (no private addresses for it).
+	b := o
+	b.Seeds = []string{"http://127.0.0.1:1/"}
+	b.Concurrency = 2
+	b.Fetch.AllowPrivate = false
+	b.Redis = &RedisOptions{URL: "redis://" + capturesTestRedis, Prefix: prefix, Worker: "bad"}
+	bad, err := New(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bad.Close()
+	if err := bad.Run(context.Background()); err != nil {
+		t.Errorf("worker with a refused seed: Run = %v, want nil (the other worker fetched)", err)
+	}
+	if n := bad.Stats().Fetch.Permanent.BlockedAddress; n != 1 {
+		t.Errorf("the worker with a refused seed ended %d refused, want its seed", n)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("good worker: %v", err)
 	}
 }

@@ -96,8 +96,10 @@ type Options struct {
 	// the wait counts from the first failure any worker saw.
 	RobotsWait time.Duration
 	// RetryFailed queues again, when the crawl starts, every URL whose
-	// last attempt failed in earlier runs (local mode; the state keeps a
-	// record of each). Without it only the seeds given again are.
+	// last attempt failed in earlier runs (the state keeps a record of
+	// each; in Redis mode a hash shared by the workers, so that of
+	// workers started with it each URL is queued once). Without it only
+	// the seeds given again are.
 	RetryFailed bool
 	// Normalize configures URL normalization (the zero value is the
 	// default normalization).
@@ -439,9 +441,6 @@ func (o *Options) Validate() error {
 			// done before the lease ends, or it is fetched twice.
 			return invalid("Redis.Lease %v must exceed Fetch.FetchTimeout %v", r.Lease, o.Fetch.FetchTimeout)
 		}
-	}
-	if o.Redis != nil && o.RetryFailed {
-		return invalid("RetryFailed is a local-mode option: the Redis frontier keeps no failure records")
 	}
 	if err := o.Retry.validate(); err != nil {
 		return err

@@ -93,6 +93,7 @@ func (c *Crawler) visit(ctx context.Context, ent frontier.Entry) (out frontier.O
 	}
 	if res != nil {
 		c.seeds.responses.Add(1)
+		out.Responded = true
 	}
 	retryAt, reason, exhausted := c.retryPlan(ent, res, ferr)
 	// The request is over: the host's delay starts now and its next entry
