@@ -85,6 +85,19 @@ func testRedisPrefix(t testing.TB, name string) string {
 // Redis-mode crawl under prefix, and returns their Stats.
 func runRedisWorkers(t *testing.T, n int, o Options, prefix string) []Stats {
 	t.Helper()
+	stats, errs := runRedisWorkersErrs(t, n, o, prefix)
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("worker %d: %v", i, err)
+		}
+	}
+	return stats
+}
+
+// runRedisWorkersErrs is runRedisWorkers returning each worker's error
+// from New, Run or Close.
+func runRedisWorkersErrs(t *testing.T, n int, o Options, prefix string) ([]Stats, []error) {
+	t.Helper()
 	var wg sync.WaitGroup
 	errs := make([]error, n)
 	stats := make([]Stats, n)
@@ -107,12 +120,7 @@ func runRedisWorkers(t *testing.T, n int, o Options, prefix string) []Stats {
 		})
 	}
 	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("worker %d: %v", i, err)
-		}
-	}
-	return stats
+	return stats, errs
 }
 
 // TestStatsWhileRedisRunStarts reads a Redis-mode worker's Stats without

@@ -212,8 +212,9 @@ func (c *Crawler) openOutput() error {
 // reached, ctx ends or an error stops the crawl. It returns nil when the
 // crawl finished; an error matching ErrNoSeedFetched (a
 // *NoSeedFetchedError) when it finished without a single response while
-// the seeds it tried failed (local mode; the state is saved all the same,
-// and the seeds are tried again when given again); and ctx's error
+// the seeds it tried failed (in Redis mode: no worker of the crawl got a
+// response while this one ran; the state is saved all the same, and the
+// seeds are tried again when given again); and ctx's error
 // (context.Cause) when ctx ended first:
 // then fetches under way were given Options.StopGrace to complete, the
 // state is saved, and a Crawler made again with the same options resumes
@@ -248,12 +249,23 @@ func (c *Crawler) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)
 	}
-	if c.opts.RetryFailed && c.front != nil {
-		n, err := c.front.RetryFailed(ctx)
+	if c.opts.RetryFailed {
+		var n int
+		if c.front != nil {
+			n, err = c.front.RetryFailed(ctx)
+		} else {
+			n, err = c.redis.front.RetryFailed(ctx)
+		}
 		if err != nil {
 			return fmt.Errorf("crawl: %w", err)
 		}
 		c.opts.Logger.Info("failed URLs queued again", "urls", n)
+	}
+	var responses uint64 // the crawl's responses when this worker started (Redis mode)
+	if c.redis != nil {
+		if responses, err = c.redis.front.Responses(ctx); err != nil {
+			return fmt.Errorf("crawl: %w", err)
+		}
 	}
 	c.opts.Logger.Info("crawl started", "seeds", len(c.opts.Seeds), "new_seeds", added,
 		"concurrency", c.opts.Concurrency, "delay", limitString(c.opts.Politeness.Delay), "scope", c.opts.Admission.Scope.String())
@@ -283,11 +295,21 @@ func (c *Crawler) Run(ctx context.Context) error {
 	if interrupted {
 		return context.Cause(ctx)
 	}
-	if c.redis == nil {
-		// Other workers may fetch the seeds in Redis mode.
-		return c.seeds.err()
+	err = c.seeds.err()
+	if err != nil && c.redis != nil {
+		// This worker's seeds failed and it got no response; the crawl
+		// fetched nothing only if no other worker got one either since
+		// this one started. Every response is counted in the Done that
+		// completes its entry, before the frontier can run out.
+		n, rerr := c.redis.front.Responses(context.WithoutCancel(ctx))
+		if rerr != nil {
+			return fmt.Errorf("crawl: %w", rerr)
+		}
+		if n > responses {
+			return nil
+		}
 	}
-	return nil
+	return err
 }
 
 // Add queues URLs while the crawl runs, as seeds: they widen the scope

@@ -55,9 +55,11 @@
 // fully disallowed (RFC 9309 §2.3.1.4) and its URLs wait with their host,
 // their own retries untouched, while robots.txt is fetched again on its
 // own backoff; after Options.RobotsWait they are logged
-// "robots-unavailable" (in Redis mode each wait spends one of the URL's
-// retries instead). A permanent failure of robots.txt ends the site's
-// URLs at once with its reason.
+// "robots-unavailable". In Redis mode the host waits in Redis
+// (redisfrontier.Frontier.Defer), for every worker, and the wait counts
+// from the first failure any worker saw (redisfrontier.RobotsWaits). A
+// permanent failure of robots.txt ends the site's URLs at once with its
+// reason.
 //
 // A URL whose last attempt failed keeps a failure record in the state: a
 // seed given again is queued again on resume, and Options.RetryFailed
@@ -88,11 +90,13 @@
 //     confirm against 64-bit fingerprints of the queued URLs, held in
 //     memory (up to Options.ExactMemory) and kept in the state, written
 //     with the queue, so no URL is lost (Stats.FalsePositives counts the
-//     rescued ones). With Options.FilterOnly (and always in Redis mode)
-//     the filter decides alone and its false positives are not fetched;
-//     Stats.LostToFilter estimates them. Each new crawl salts the filter's
-//     hashes afresh (kept in its snapshots), so that the URLs lost differ
-//     from crawl to crawl.
+//     rescued ones). In Redis mode the fingerprints are in Redis and the
+//     check is part of the seen-set's atomic script call. With
+//     Options.FilterOnly the filter decides alone and its false positives
+//     are not fetched; Stats.LostToFilter estimates them. Each new crawl
+//     salts the filter's hashes afresh (kept in its snapshots, or with the
+//     seen-set in Redis), so that the URLs lost differ from crawl to
+//     crawl.
 //   - A full disk ends the crawl with an error matching syscall.ENOSPC
 //     and naming the path; the embedded store refuses writes while less
 //     than storage.Options.DiskReserve is free, so its state stays whole,

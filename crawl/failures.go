@@ -153,7 +153,9 @@ func (p PermanentStats) Total() uint64 {
 // the crawl ended without fetching anything, and the seeds it tried all
 // failed: refused, unreachable, or their robots.txt never answered. The
 // error is a *NoSeedFetchedError, which names the first seed and why.
-// Local mode only: in Redis mode other workers may have fetched the seeds.
+// In Redis mode a worker returns it when its seeds failed and no worker
+// of the crawl got a response while it ran (the shared count of
+// responses did not move).
 var ErrNoSeedFetched = errors.New("crawl: no seed could be fetched")
 
 // NoSeedFetchedError is the error of Run when no seed could be fetched.

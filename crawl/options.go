@@ -92,12 +92,14 @@ type Options struct {
 	// A refused address, a certificate that fails verification or a name
 	// that does not exist (after one retry) ends them at once. Default
 	// DefaultRobotsWait (5m); negative: no wait, the first failure ends
-	// them. In Redis mode the URLs are retried instead, each wait spending
-	// one of their retries.
+	// them. In Redis mode the host waits in Redis, for every worker, and
+	// the wait counts from the first failure any worker saw.
 	RobotsWait time.Duration
 	// RetryFailed queues again, when the crawl starts, every URL whose
-	// last attempt failed in earlier runs (local mode; the state keeps a
-	// record of each). Without it only the seeds given again are.
+	// last attempt failed in earlier runs (the state keeps a record of
+	// each; in Redis mode a hash shared by the workers, so that of
+	// workers started with it each URL is queued once). Without it only
+	// the seeds given again are.
 	RetryFailed bool
 	// Normalize configures URL normalization (the zero value is the
 	// default normalization).
@@ -153,13 +155,17 @@ type Options struct {
 	// records, except that FilterOnly ends the exact check of a crawl
 	// begun with it for good; a state begun filter-only (as every state
 	// written before the exact check became the default) resumes
-	// filter-only, as its queued URLs have no fingerprints. Redis mode is
-	// always filter-only: the Redis frontier keeps no fingerprints.
+	// filter-only, as its queued URLs have no fingerprints. In Redis mode
+	// the fingerprints are in Redis, checked in the seen-set's script
+	// (redisfrontier.SeenOptions.Exact), and the mode is the crawl's: the
+	// worker that creates the crawl's seen-set fixes it, and every other
+	// worker and later run keeps it (a crawl begun by a layercrawl without
+	// the check stays filter-only).
 	FilterOnly bool
-	// ExactDedup is the exact check, now the default of a local crawl.
+	// ExactDedup is the exact check, now the default.
 	//
 	// Deprecated: it is on unless FilterOnly is set; setting it has no
-	// effect, and with FilterOnly, or in Redis mode, it is an error.
+	// effect, and with FilterOnly it is an error.
 	ExactDedup bool
 	// ExactMemory bounds the memory tables of the exact check's
 	// fingerprints, in bytes (10 to 20 bytes per URL): past it the
@@ -428,8 +434,6 @@ func (o *Options) Validate() error {
 			return invalid("Redis.Worker %q: only letters, digits, '-', '_' and '.' go into file names", r.Worker)
 		case o.Seen != nil || o.Store != nil || o.Payloads != nil:
 			return invalid("Seen, Store and Payloads are local-mode options: in Redis mode they are in Redis")
-		case o.ExactDedup:
-			return invalid("ExactDedup is a local-mode option: the Redis frontier keeps no fingerprints (Redis mode is filter-only)")
 		case r.Heartbeat > 0 && r.Heartbeat < 10*time.Millisecond:
 			return invalid("Redis.Heartbeat %v: at least 10ms, or negative for none", r.Heartbeat)
 		case r.Lease <= o.Fetch.FetchTimeout:
@@ -437,9 +441,6 @@ func (o *Options) Validate() error {
 			// done before the lease ends, or it is fetched twice.
 			return invalid("Redis.Lease %v must exceed Fetch.FetchTimeout %v", r.Lease, o.Fetch.FetchTimeout)
 		}
-	}
-	if o.Redis != nil && o.RetryFailed {
-		return invalid("RetryFailed is a local-mode option: the Redis frontier keeps no failure records")
 	}
 	if err := o.Retry.validate(); err != nil {
 		return err

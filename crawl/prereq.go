@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"context"
 	"math/rand/v2"
 	"strconv"
 	"sync"
@@ -32,6 +33,15 @@ const robotsErrorMaxAge = minRobotsRetry / 2
 type robotsPrereq struct {
 	mu    sync.Mutex             // protects sites
 	sites map[string]*siteRobots // by fetch.SiteKey; at most maxRobotsErrors
+}
+
+// robotsShared shares when each site's run of robots.txt failures began
+// among the workers of a Redis-mode crawl (redisfrontier.RobotsWaits), so
+// that Options.RobotsWait bounds a site's wait whichever workers take its
+// URLs.
+type robotsShared interface {
+	Since(ctx context.Context, site string, now time.Time, ttl time.Duration) (time.Time, error)
+	Clear(ctx context.Context, site string) error
 }
 
 // siteRobots is the state of a site whose robots.txt failed.
@@ -67,8 +77,10 @@ type robotsVerdict struct {
 
 // fetched records a robots.txt fetch of site: it is called by the robots
 // cache for every fetch, with the exchange (nil without a response) and
-// the error.
-func (p *robotsPrereq) fetched(site string, res *fetch.Result, ferr error, now time.Time, retry *RetryOptions, wait time.Duration) {
+// the error. since, when not zero, is when the site's run of failures
+// began for the whole crawl (Redis mode: robotsShared), which a site new
+// to this worker's state takes instead of now.
+func (p *robotsPrereq) fetched(site string, res *fetch.Result, ferr error, now, since time.Time, retry *RetryOptions, wait time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if ferr == nil {
@@ -84,6 +96,9 @@ func (p *robotsPrereq) fetched(site string, res *fetch.Result, ferr error, now t
 			p.sites = map[string]*siteRobots{}
 		}
 		s = &siteRobots{since: now}
+		if !since.IsZero() && since.Before(now) {
+			s.since = since
+		}
 		p.sites[site] = s
 	}
 	s.fails++

@@ -20,11 +20,15 @@ type redisMode struct {
 	client *redisfrontier.Client
 	seen   *redisfrontier.Seen
 	front  *redisfrontier.Frontier
+	// robotsWaits shares when each site's robots.txt began failing, for
+	// the robots.txt prerequisite (set before the robots cache).
+	robotsWaits robotsShared
 
-	mu      sync.Mutex // protects shared, fill, growth, workers, err and at, and front's setting
+	mu      sync.Mutex // protects shared, fill, growth, exact, workers, err and at, and front's setting
 	shared  redisfrontier.Stats
 	fill    []float64
 	growth  *redisfrontier.GrowthStats // nil for a fixed filter
+	exact   redisfrontier.ExactStats
 	workers []redisfrontier.WorkerInfo
 	err     error     // why the last read of the shared counters failed
 	at      time.Time // when they were last read
@@ -45,6 +49,11 @@ func (c *Crawler) startRedis(ctx context.Context) error {
 	so := redisfrontier.SeenOptions{
 		// The answers of a dead worker's batch must outlive its lease.
 		ResultTTL: max(time.Hour, 2*o.Redis.Lease),
+		// A new crawl's first worker draws the salt and chooses the
+		// mode; the others, and a resumed crawl, take them from Redis.
+		Salted:    true,
+		Exact:     !o.FilterOnly,
+		ExactURLs: o.ExpectedURLs,
 	}
 	if o.FixedFilter {
 		so.Filter = mlbf.Options{ExpectedURLs: o.ExpectedURLs, FalsePositiveRate: o.FalsePositiveRate}
@@ -58,6 +67,15 @@ func (c *Crawler) startRedis(ctx context.Context) error {
 	}
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)
+	}
+	if r.seen.Salt() == 0 {
+		o.Logger.Warn("the crawl's seen-set in Redis is unsalted (begun by an earlier layercrawl): it resumes unsalted, and the URLs its filter loses are those every unsalted crawl loses")
+	}
+	switch {
+	case r.seen.Exact() && o.FilterOnly:
+		o.Logger.Warn("--filter-only ignored: the crawl in Redis began with the exact check, which every worker keeps")
+	case !r.seen.Exact() && !o.FilterOnly:
+		o.Logger.Warn("the crawl in Redis began filter-only (--filter-only, or an earlier layercrawl): it stays filter-only, and its filter's false positives are lost (the summary estimates how many)")
 	}
 	front, err := redisfrontier.Open(ctx, r.client, redisfrontier.Options{
 		Seen:       r.seen,
@@ -86,6 +104,7 @@ func (c *Crawler) startRedis(ctx context.Context) error {
 		}
 	}
 	c.retries = true // retry records live in the hosts' retry sets in Redis
+	r.robotsWaits = redisfrontier.NewRobotsWaits(r.client)
 	c.mu.Lock()
 	c.queue = r.front
 	c.robots = fetch.NewRobotsCache(redisfrontier.NewSharedRobots(r.client, c.fetcher, 0), fetch.RobotsCacheOptions{OnFetch: c.robotsFetched, ErrorMaxAge: robotsErrorMaxAge})
@@ -165,11 +184,15 @@ func (c *Crawler) refreshRedisStats(ctx context.Context) {
 	if err == nil {
 		workers, err = r.front.Workers(ctx)
 	}
+	var exact redisfrontier.ExactStats
+	if err == nil {
+		exact, err = r.seen.ExactStats(ctx)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.err = err
 	if err == nil {
-		r.shared, r.fill, r.growth, r.workers, r.at = s, fill, growth, workers, c.opts.Now()
+		r.shared, r.fill, r.growth, r.workers, r.exact, r.at = s, fill, growth, workers, exact, c.opts.Now()
 	}
 }
 

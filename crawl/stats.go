@@ -1,11 +1,13 @@
 package crawl
 
 import (
+	"math"
 	"slices"
 	"time"
 
 	"github.com/layercrawl/layercrawl/frontier"
 	"github.com/layercrawl/layercrawl/frontier/redisfrontier"
+	"github.com/layercrawl/layercrawl/mlbf"
 )
 
 // Stats is a snapshot of a crawl's counters. Fetch counts and Admission are
@@ -57,8 +59,9 @@ type Stats struct {
 	// default: see Options.FilterOnly; this run).
 	ExactChecks, FalsePositives, ExactLookups, ExactInMemory uint64
 	// FilterOnly says the duplicate filter decides alone: no "maybe seen"
-	// answer is checked (Options.FilterOnly, a resumed state begun
-	// filter-only, or Redis mode).
+	// answer is checked (Options.FilterOnly, or a resumed state begun
+	// filter-only). In Redis mode ExactChecks and FalsePositives are the
+	// whole crawl's (every worker, every run), from its shared counters.
 	FilterOnly bool
 	// LostToFilter counts the discovered pages lost to the duplicate
 	// filter: new URLs it took for seen, never queued. 0 by construction
@@ -92,7 +95,7 @@ type FetchStats struct {
 	HTTPErrors        uint64 // responses with a 4xx or 5xx status
 	RobotsDisallowed  uint64 // URLs robots.txt disallowed
 	RobotsWaiting     int    // sites whose URLs wait for their robots.txt now (Options.RobotsWait)
-	RobotsUnavailable uint64 // URLs that ended as their site's robots.txt could not be fetched within Options.RobotsWait (RFC 9309: disallow all); in Redis mode, after their retries
+	RobotsUnavailable uint64 // URLs that ended as their site's robots.txt could not be fetched within Options.RobotsWait (RFC 9309: disallow all)
 	TruncatedLength   uint64 // bodies cut at Fetch.MaxBodySize
 	TruncatedTime     uint64 // bodies cut by Fetch.FetchTimeout
 	TruncatedLost     uint64 // bodies cut by the server going away
@@ -221,6 +224,7 @@ func (c *Crawler) Stats() Stats {
 		r.mu.Lock()
 		rs := &RedisStats{Stats: r.shared, Fill: append([]float64(nil), r.fill...), Workers: append([]redisfrontier.WorkerInfo(nil), r.workers...), At: r.at, Err: r.err}
 		growth := r.growth // replaced whole by each refresh, never changed
+		exact := r.exact
 		r.mu.Unlock()
 		s.Redis = rs
 		s.Pages, s.Errors, s.Queued, s.Hosts, s.InFlight = rs.Pages, rs.Errors, rs.Queued, int(rs.Hosts), int(rs.Leased)
@@ -229,6 +233,22 @@ func (c *Crawler) Stats() Stats {
 		s.Filter = FilterStats{ExpectedURLs: c.opts.ExpectedURLs, Target: c.opts.FalsePositiveRate, Capacity: c.opts.ExpectedURLs}
 		if n := len(rs.Fill); n > 0 {
 			s.Filter.Fill = rs.Fill[n-1]
+		}
+		if lay := r.seen.Layout(); growth == nil && len(rs.Fill) > 0 {
+			// A fixed filter: estimated from its integrity layer's fill,
+			// as mlbf does for the local one.
+			bits := lay.LayerBits()
+			m := bits[len(bits)-1] * uint64(r.seen.Shards())
+			k := lay.Hashes()
+			if f := s.Filter.Fill; f < 1 {
+				s.Filter.EstimatedURLs = -float64(m) / float64(k) * math.Log1p(-f)
+				s.Filter.FalsePositiveRate = mlbf.BlockedFalsePositiveRate(k, m, uint64(s.Filter.EstimatedURLs))
+			} else {
+				s.Filter.FalsePositiveRate = 1
+			}
+			for _, b := range bits {
+				s.Filter.Bytes += b / 8 * uint64(r.seen.Shards())
+			}
 		}
 		if g := growth; g != nil {
 			s.Filter.Capacity = 0
@@ -242,7 +262,8 @@ func (c *Crawler) Stats() Stats {
 				s.Filter.Bytes += b / 8
 			}
 		}
-		s.FilterOnly = true
+		s.FilterOnly = !r.seen.Exact()
+		s.ExactChecks, s.FalsePositives = exact.Checks, exact.Caught
 	}
 	if s.FilterOnly {
 		s.LostToFilter = s.Filter.EstimatedURLs * s.Filter.FalsePositiveRate

@@ -37,7 +37,7 @@ func (c *Crawler) work(ctx, fctx context.Context) error {
 		if !until.IsZero() {
 			// Its site's robots.txt is not there yet: the entry waits
 			// with its host, its attempts untouched.
-			if err := c.front.Defer(ent, until); err != nil {
+			if err := c.deferEntry(fctx, ent, until); err != nil {
 				return fmt.Errorf("crawl: %w", err)
 			}
 			continue
@@ -50,10 +50,19 @@ func (c *Crawler) work(ctx, fctx context.Context) error {
 	}
 }
 
+// deferEntry hands ent back to its frontier, to wait with its host until
+// until without spending an attempt.
+func (c *Crawler) deferEntry(ctx context.Context, ent frontier.Entry, until time.Time) error {
+	if c.front != nil {
+		return c.front.Defer(ent, until)
+	}
+	return c.redis.front.Defer(ctx, ent, until)
+}
+
 // visit checks robots.txt, fetches the entry, archives and logs it, and
 // runs the hooks. ok is false when ctx ended before the outcome was known.
 // until is set when the entry is to wait with its host until then, not
-// done: its site's robots.txt is not available yet (local mode).
+// done: its site's robots.txt is not available yet.
 func (c *Crawler) visit(ctx context.Context, ent frontier.Entry) (out frontier.Outcome, until time.Time, ok bool, err error) {
 	robots, refused, wait, ok, err := c.checkRobots(ctx, ent, &out)
 	switch {
@@ -84,6 +93,7 @@ func (c *Crawler) visit(ctx context.Context, ent frontier.Entry) (out frontier.O
 	}
 	if res != nil {
 		c.seeds.responses.Add(1)
+		out.Responded = true
 	}
 	retryAt, reason, exhausted := c.retryPlan(ent, res, ferr)
 	// The request is over: the host's delay starts now and its next entry
@@ -208,12 +218,12 @@ func (c *Crawler) endInvalid(ent frontier.Entry, err error, out *frontier.Outcom
 
 // robotsUnavailable applies the robots.txt prerequisite's verdict to ent,
 // whose site's robots.txt is unavailable: it returns when ent is to be
-// handed out again (local mode), or ends ent (logged, failed, counted),
-// or, in Redis mode, plans its retry.
+// handed out again, or ends ent (logged, failed, counted), or, for a site
+// the prerequisite does not track, plans its retry.
 func (c *Crawler) robotsUnavailable(ent frontier.Entry, v robotsVerdict, out *frontier.Outcome) (until time.Time, err error) {
 	le := storage.Entry{URL: ent.URL, Depth: ent.Depth, Via: ent.Via, HopPath: ent.Hops, FetchedAt: c.opts.Now()}
 	switch {
-	case v.v == robotsWait && c.front != nil:
+	case v.v == robotsWait && (c.front != nil || c.redis != nil):
 		return v.until, nil
 	case v.v == robotsEnd:
 		out.Failed = true
@@ -230,8 +240,8 @@ func (c *Crawler) robotsUnavailable(ent frontier.Entry, v robotsVerdict, out *fr
 		}
 		c.seeds.seedFailed(ent, v.reason, le.Error, v.err)
 	default:
-		// Redis mode, or a site not tracked: the URL is retried, each
-		// wait spending one of its retries.
+		// A site not tracked (past maxRobotsErrors): the URL is
+		// retried, each wait spending one of its retries.
 		reason := "robots-unavailable"
 		if v.why != "" {
 			reason += ": " + v.why
@@ -380,6 +390,10 @@ func (c *Crawler) logEntry(le storage.Entry) error {
 	return nil
 }
 
+// robotsSharedTimeout bounds the Redis calls that share a site's
+// robots.txt wait (Redis mode).
+const robotsSharedTimeout = 2 * time.Second
+
 // errArchiveRobots marks a robots.txt exchange that could not be archived.
 var errArchiveRobots = errors.New("crawl: archive robots.txt")
 
@@ -391,7 +405,26 @@ const maxRobotsErrors = 10_000
 // for the robots.txt prerequisite. An archive failure is returned: the
 // RobotsCache passes it to the Get that fetched, which stops the crawl.
 func (c *Crawler) robotsFetched(site string, res *fetch.Result, ferr error) error {
-	c.prereq.fetched(site, res, ferr, c.opts.Now(), &c.opts.Retry, c.opts.RobotsWait)
+	now := c.opts.Now()
+	var since time.Time
+	if r := c.redis; r != nil && r.robotsWaits != nil && c.opts.RobotsWait >= 0 {
+		// Best effort, and short: a Redis that does not answer only
+		// makes this worker count the wait from its own first failure.
+		ctx, cancel := context.WithTimeout(context.Background(), robotsSharedTimeout)
+		var err error
+		switch {
+		case ferr != nil:
+			since, err = r.robotsWaits.Since(ctx, site, now, 2*c.opts.RobotsWait+time.Minute)
+		case res != nil:
+			err = r.robotsWaits.Clear(ctx, site)
+		}
+		cancel()
+		if err != nil {
+			c.opts.Logger.Debug("robots.txt wait not shared", "site", site, "err", err)
+			since = time.Time{}
+		}
+	}
+	c.prereq.fetched(site, res, ferr, now, since, &c.opts.Retry, c.opts.RobotsWait)
 	if res == nil {
 		return nil
 	}

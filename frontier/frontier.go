@@ -149,6 +149,10 @@ type Outcome struct {
 	// Throttled says the host asked the crawler to slow down (HTTP 429 or
 	// 503): its delay doubles, up to PolitenessOptions.MaxDelay.
 	Throttled bool
+	// Responded says the request got an HTTP response (any status). The
+	// Redis frontier counts them for the whole crawl (so that a worker
+	// can tell a crawl that fetched nothing); this frontier ignores it.
+	Responded bool
 }
 
 // Stats is a snapshot of the frontier's counters. Pages, Errors and Queued

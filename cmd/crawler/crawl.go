@@ -43,7 +43,7 @@ type crawlCommand struct {
 	caFile   string
 	insecure bool
 	// exactDedup is the deprecated --exact-dedup: the exact check is the
-	// default, so the flag only conflicts with --filter-only and --redis.
+	// default, so the flag only conflicts with --filter-only.
 	exactDedup bool
 }
 
@@ -100,12 +100,12 @@ func crawlFlags(fs *flag.FlagSet, c *crawlCommand) {
 	durationVar(fs, &r.Backoff, "retry-backoff", crawl.DefaultRetryBackoff, "wait before the first retry, doubled for each further one, with jitter (-1: only the host's delay)")
 	durationVar(fs, &r.MaxBackoff, "max-retry-backoff", crawl.DefaultMaxBackoff, "cap on the wait before a retry (-1: no cap)")
 	durationVar(fs, &r.MaxRetryAfter, "max-retry-after", crawl.DefaultMaxRetryAfter, "cap on the wait a response's Retry-After asks for (-1: no cap)")
-	durationVar(fs, &o.RobotsWait, "robots-wait", crawl.DefaultRobotsWait, "how long a site's URLs wait for its robots.txt while it answers 5xx or 429 or does not answer (the site is taken as fully disallowed meanwhile, RFC 9309; robots.txt is fetched again after --retry-backoff, doubling, or its Retry-After), without spending their own retries; then they are logged as robots-unavailable. In Redis mode each wait spends a retry (-1: no wait)")
-	fs.BoolVar(&o.RetryFailed, "retry-failed", false, "on resume, queue again every URL whose last attempt failed (fetch errors, HTTP 4xx/5xx, robots-unavailable, permanent failures); seeds given again are queued again when they failed, with or without it (local mode)")
+	durationVar(fs, &o.RobotsWait, "robots-wait", crawl.DefaultRobotsWait, "how long a site's URLs wait for its robots.txt while it answers 5xx or 429 or does not answer (the site is taken as fully disallowed meanwhile, RFC 9309; robots.txt is fetched again after --retry-backoff, doubling, or its Retry-After), without spending their own retries; then they are logged as robots-unavailable. In Redis mode the host waits for every worker, counted from the first failure any worker saw (-1: no wait)")
+	fs.BoolVar(&o.RetryFailed, "retry-failed", false, "on resume, queue again every URL whose last attempt failed (fetch errors, HTTP 4xx/5xx, robots-unavailable, permanent failures); seeds given again are queued again when they failed, with or without it (in Redis mode the failure records are shared: each failed URL is queued once, whichever workers pass it)")
 	fs.Uint64Var(&o.ExpectedURLs, "expected-urls", crawl.DefaultExpectedURLs, "URLs the duplicate filter is first sized for (fixed when the crawl starts): with --fp-target it sets the filter's memory, 17.5 bits per URL at 0.1% (22 MB per 10M URLs; in Redis mode 21.7, for about half the probes per URL: docs/DISTRIBUTED.md); past it the filter adds a generation twice as large, so its memory follows the URLs (with --filter-growth=false the false-positive rate climbs instead)")
 	fs.Float64Var(&o.FalsePositiveRate, "fp-target", crawl.DefaultFalsePositiveRate, "false-positive rate the duplicate filter keeps: the share of new URLs taken for seen and skipped. A growing filter keeps its compound rate within it however many URLs arrive (its first generation gets half of it, the next a quarter, ...); a fixed one (--filter-growth=false) meets it at --expected-urls. It also sets the hashes per layer; progress warns above it")
 	negatedVar(fs, &o.FixedFilter, "filter-growth", "let the duplicate filter grow (a scalable Bloom filter, Almeida et al. 2007): each time its newest generation holds the URLs it was sized for, add one twice as large at half the rate. =false keeps one filter sized for --expected-urls: 11% less memory at 0.1% (15.7 bits per URL), but past --expected-urls new URLs are increasingly dropped as false positives. Fixed when the crawl starts")
-	fs.BoolVar(&o.FilterOnly, "filter-only", false, "let the duplicate filter decide alone: a new URL it takes for seen (a false positive, at most about --fp-target of them) is dropped, and the summary estimates how many. By default every \"maybe seen\" answer the link cache does not confirm is checked against 64-bit fingerprints of the queued URLs (in memory up to --exact-memory, and in the crawl state), so that no page is lost. Fixed when the crawl starts: a crawl resumes in the mode it began in, except that --filter-only ends the check for good; a state begun filter-only (every state from before the check was the default) resumes filter-only. Redis mode is always filter-only")
+	fs.BoolVar(&o.FilterOnly, "filter-only", false, "let the duplicate filter decide alone: a new URL it takes for seen (a false positive, at most about --fp-target of them) is dropped, and the summary estimates how many. By default every \"maybe seen\" answer the link cache does not confirm is checked against 64-bit fingerprints of the queued URLs (in memory up to --exact-memory, and in the crawl state), so that no page is lost. Fixed when the crawl starts: a crawl resumes in the mode it began in, except that --filter-only ends the check for good; a state begun filter-only (every state from before the check was the default) resumes filter-only. In Redis mode the fingerprints are in Redis, checked in the seen-set's script, and the first worker of a crawl fixes the mode for all")
 	fs.BoolVar(&c.exactDedup, "exact-dedup", false, "deprecated, no effect: the exact duplicate check is the default (see --filter-only)")
 	fs.Int64Var(&o.ExactMemory, "exact-memory", 0, "bytes of memory for the fingerprints of the exact duplicate check (10 to 20 bytes per URL); past it the checks memory cannot answer read the crawl state from disk (default: 16 bytes per --expected-urls, at least 64 MiB)")
 	durationVar(fs, &o.CheckpointInterval, "checkpoint-interval", crawl.DefaultCheckpointInterval, "how often the duplicate filter is snapshotted")
@@ -174,8 +174,6 @@ func runCrawl(ctx context.Context, e env, args []string) (err error) {
 	switch {
 	case c.exactDedup && o.FilterOnly:
 		return fmt.Errorf("%w: --exact-dedup (the default, deprecated) contradicts --filter-only", errUsage)
-	case c.exactDedup && c.redis.URL != "":
-		return fmt.Errorf("%w: --exact-dedup: Redis mode is filter-only (the Redis frontier keeps no fingerprints)", errUsage)
 	}
 	if c.redis.URL != "" {
 		if o.StateDir != "" {
@@ -513,6 +511,9 @@ func printSummary(w io.Writer, cr *crawl.Crawler, interrupted, noSeed bool) {
 		fmt.Fprintf(w, "  pages lost        to the duplicate filter's false positives: not estimated (filter-only; its rate is unknown)\n")
 	} else if s.FilterOnly {
 		fmt.Fprintf(w, "  pages lost        about %.0f to the duplicate filter's false positives (estimated; filter-only)\n", s.LostToFilter)
+	} else if s.Redis != nil {
+		fmt.Fprintf(w, "  pages lost        0 to the duplicate filter: exact dedup caught %d false positives and queued them, of %d \"maybe seen\" answers checked (fingerprints in Redis; all workers)\n",
+			s.FalsePositives, s.ExactChecks)
 	} else if s.Pages > 0 || s.New > 0 {
 		fmt.Fprintf(w, "  pages lost        0 to the duplicate filter: exact dedup caught %d false positives and queued them, of %d \"maybe seen\" answers checked (%d on disk, %d fingerprints in memory)\n",
 			s.FalsePositives, s.ExactChecks, s.ExactLookups, s.ExactInMemory)

@@ -59,6 +59,10 @@ func TestCrawlRedisWorkers(t *testing.T) {
 		if !strings.Contains(outs[i].String(), "trap limits ") {
 			t.Errorf("worker %d: no trap limits line in the summary:\n%s", i, outs[i])
 		}
+		// The exact check is the default in Redis mode too.
+		if !strings.Contains(outs[i].String(), "pages lost        0 to the duplicate filter") {
+			t.Errorf("worker %d: the summary does not say no page was lost to the filter:\n%s", i, outs[i])
+		}
 		// The shared filter grows by default: the summary says how.
 		if !strings.Contains(outs[i].String(), "generations sized for") {
 			t.Errorf("worker %d: no growing filter line in the summary:\n%s", i, outs[i])

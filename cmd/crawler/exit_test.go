@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/layercrawl/layercrawl/storage"
 )
 
 // TestCrawlNoSeedFetched runs the command on a loopback seed without
@@ -124,5 +126,92 @@ func TestFailureFlags(t *testing.T) {
 	}
 	if c.opts.RobotsWait != 30*time.Second || !c.opts.RetryFailed {
 		t.Errorf("RobotsWait %v, RetryFailed %v", c.opts.RobotsWait, c.opts.RetryFailed)
+	}
+}
+
+// redisLogs reads the crawl logs of every Redis worker in out, in file
+// order then line order.
+func redisLogs(t *testing.T, out string) []storage.Entry {
+	t.Helper()
+	logs, err := filepath.Glob(filepath.Join(out, "crawl-*.log.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entries []storage.Entry
+	for _, p := range logs {
+		entries = append(entries, readLog(t, p)...)
+	}
+	return entries
+}
+
+// TestCrawlNoSeedFetchedRedis is TestCrawlNoSeedFetched in Redis mode: a
+// worker whose only seed is refused exits with the status of a crawl
+// that fetched no seed, naming the cause and the fix; run again with
+// --allow-private on the same crawl, the failed seed is queued again
+// (its failure record is in Redis) and fetched.
+func TestCrawlNoSeedFetchedRedis(t *testing.T) {
+	_, prefix := statusRedis(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "hello")
+	}))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	out := filepath.Join(t.TempDir(), "out")
+	args := []string{"--out", out, "--progress-interval", "-1", "--redis", "redis://" + statusTestRedis, "--redis-prefix", prefix}
+	code, stdout, stderr := runCrawler(t, context.Background(), append(args, srv.URL+"/")...)
+	if code != exitNoSeed {
+		t.Fatalf("exit %d, want %d; stdout:\n%s\nstderr:\n%s", code, exitNoSeed, stdout, stderr)
+	}
+	want := "crawler crawl: no seed could be fetched: " + srv.URL + "/: blocked-address: robots.txt: refused loopback address " + u.Host +
+		": pass --allow-private to crawl local sites"
+	if !strings.Contains(stderr, want+"\n") {
+		t.Errorf("stderr does not say %q:\n%s", want, stderr)
+	}
+	code, stdout, stderr = runCrawler(t, context.Background(), append(args, "--allow-private", srv.URL+"/")...)
+	if code != 0 {
+		t.Fatalf("rerun with --allow-private: exit %d; stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	entries := redisLogs(t, out)
+	if len(entries) != 2 || entries[0].Status != 0 || entries[1].Status != 200 {
+		t.Errorf("log %+v, want the refusal then a 200", entries)
+	}
+}
+
+// TestCrawlRetryFailedFlagRedis is TestCrawlRetryFailedFlag in Redis
+// mode: a page that failed (404) in a finished crawl is fetched again by
+// a worker started with --retry-failed and no seeds, not by one without
+// it.
+func TestCrawlRetryFailedFlagRedis(t *testing.T) {
+	_, prefix := statusRedis(t)
+	var fixed atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/a" && !fixed.Load() {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprint(w, `<a href="/a">a</a>`)
+	}))
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "out")
+	args := []string{"--out", out, "--progress-interval", "-1", "--allow-private", "--delay", "-1",
+		"--redis", "redis://" + statusTestRedis, "--redis-prefix", prefix}
+	if code, _, stderr := runCrawler(t, context.Background(), append(args, srv.URL+"/")...); code != 0 {
+		t.Fatalf("first crawl exit %d:\n%s", code, stderr)
+	}
+	fixed.Store(true)
+	if code, stdout, stderr := runCrawler(t, context.Background(), args...); code != 0 || len(redisLogs(t, out)) != 2 {
+		t.Fatalf("again without --retry-failed: exit %d, %d log lines, want 2\n%s%s", code, len(redisLogs(t, out)), stdout, stderr)
+	}
+	code, stdout, stderr := runCrawler(t, context.Background(), append(args, "--retry-failed")...)
+	entries := redisLogs(t, out)
+	if code != 0 || len(entries) != 3 {
+		t.Fatalf("again with --retry-failed: exit %d, %d log lines, want 3\n%s%s", code, len(entries), stdout, stderr)
+	}
+	if e := entries[len(entries)-1]; e.URL != srv.URL+"/a" || e.Status != 200 {
+		t.Errorf("last log line %+v, want /a fetched", e)
+	}
+	// The record is gone: a further run has nothing to retry.
+	if code, _, stderr := runCrawler(t, context.Background(), append(args, "--retry-failed")...); code != 0 || len(redisLogs(t, out)) != 3 {
+		t.Fatalf("--retry-failed again: exit %d, %d log lines, want 3\n%s", code, len(redisLogs(t, out)), stderr)
 	}
 }

@@ -173,6 +173,14 @@ func TestCluster(t *testing.T) {
 		checkSeenAtomicGoroutines(t, dial(t, "atomic:"))
 	})
 
+	t.Run("seen exact atomic", func(t *testing.T) {
+		// The exact check's buckets are keys the script names itself,
+		// under its shard's hash tag: on the shard's slot.
+		checkSeenExactAtomic(t, dial(t, "exact:"), SeenOptions{Filter: tinyFilter, Exact: true, Salted: true, MaxBatch: 64})
+		checkSeenExactAtomic(t, dial(t, "exactgrow:"), SeenOptions{Exact: true, Salted: true, MaxBatch: 64,
+			Growth: &mlbf.ScalableOptions{ExpectedURLs: 400, FalsePositiveRate: 0.2, Layers: 2}})
+	})
+
 	t.Run("seen grows", func(t *testing.T) {
 		// 16 shards, each growing at least twice during the race.
 		checkSeenGrowthAtomic(t, dial(t, "grow:"), dial(t, "grow:"), 0)

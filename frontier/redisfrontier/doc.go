@@ -44,6 +44,48 @@
 // a call retried after a lost reply gets its first answer, not its own
 // bits.
 //
+// # Exact check
+//
+// With SeenOptions.Exact the filter's "maybe seen" answers are verified,
+// so that no new URL is lost to a false positive. Each key's fingerprint
+// ([Fingerprint]: the first 8 bytes of the SHA-256 of the canonical URL,
+// as frontier.Frontier's exact check) goes with its probes into the same
+// script call, which adds it to a bucket set of the key's shard,
+// {tag}:x:<bucket> (the bucket is chosen by the fingerprint's high
+// bits), after the filter's test-and-set: a key the filter answered
+// present whose fingerprint SADD added is a false positive, answered new
+// (and counted in the hash {tag}:xs). The check is part of the atomic
+// call, so of any number of concurrent checks of one new URL exactly one
+// reports it new, and the stored answer of a retried or replayed call
+// carries it. A "new" answer of the filter stays final: two URLs whose
+// fingerprints collide lose one only if the filter errs for it too
+// (docs/DESIGN.md, "Exact dedup"). The bucket keys are named by the
+// script under the shard's hash tag, so on a Cluster they sit on the
+// shard's slot.
+//
+// Fingerprints are sent as signed 64-bit decimals, which Redis keeps in an
+// intset: 8 bytes each, sorted, while a set holds at most
+// set-max-intset-entries (512 by default). The buckets are sized when the
+// seen-set is created, ExactBucketFill (128) fingerprints each at
+// SeenOptions.ExactURLs, so that they stay intsets up to 3x that count;
+// BenchmarkSeenExact measured 9.8 bytes of Redis memory per URL for the
+// buckets on a million URLs (docs/DISTRIBUTED.md has the figures and the
+// command). Past about 4x, buckets turn into hash tables, several times
+// larger per URL: size ExactURLs for the crawl, or raise
+// set-max-intset-entries.
+//
+// # Salt and mode
+//
+// With SeenOptions.Salted the worker that creates a seen-set draws a
+// random 64-bit salt (mlbf.Options.Salt) and stores it with the
+// parameters, with the mode (exact or filter-only) and the exact check's
+// bucket count; every other worker, and a resumed crawl, reads them from
+// there before computing a probe, so all agree on every bit's position.
+// Two workers creating a seen-set at once both read it absent; the one
+// whose claim loses opens it again with the winner's choices. A seen-set
+// stored without them (an earlier layercrawl's) opens unsalted and
+// filter-only.
+//
 // # A seen-set that grows
 //
 // With SeenOptions.Growth the filter grows as a scalable Bloom filter

@@ -192,6 +192,9 @@ type stage struct {
 	// (adaptive politeness; frontier.PolitenessOptions.AdaptiveDelay).
 	Throttle  string `json:"t,omitempty"`
 	Throttled bool   `json:"q,omitempty"`
+	// Responded says the request got an HTTP response (counted in the
+	// stats' responses).
+	Responded bool `json:"p,omitempty"`
 }
 
 func decodeStage(s string) (stage, error) {
@@ -364,7 +367,10 @@ return 1
 // ARGV: tag, host, token, now, delay ms, fetched, failed, dup, guard,
 // retry record ("" for none), its due time (ms), the host's new throttle
 // in ms ("" to leave it, 0 to drop it), whether the answer was throttling
-// ("1"), then pairs of (host, entry). A retry record waits in the host's
+// ("1"), whether the request got a response ("1"), then pairs of (host,
+// entry). An entry that ended failed without
+// a retry leaves its record in the failed hash (see RetryFailed). A retry
+// record waits in the host's
 // retry set (rq:<host>, scored by due time) and makes the host ready when
 // due if its queue is empty. A host's throttle lives in the thr hash.
 var doneScript = redis.NewScript(`
@@ -379,7 +385,7 @@ elseif redis.call('SET', ARGV[9], '1', 'NX') == false then
   return 0
 end
 local n = 0
-for i = 14, #ARGV, 2 do
+for i = 15, #ARGV, 2 do
   local ah, ae = ARGV[i], ARGV[i + 1]
   redis.call('RPUSH', tag..':q:'..ah, ae)
   n = n + 1
@@ -393,6 +399,13 @@ end
 redis.call('HINCRBY', stats, 'new', n)
 redis.call('HINCRBY', stats, 'dup', tonumber(ARGV[8]))
 if h ~= '' then
+  -- A URL that ended failed (no retry) leaves its record in the failed
+  -- hash, by URL, for RetryFailed and for a seed given again.
+  local fe = redis.call('HGET', out, h)
+  if fe and ARGV[7] == '1' and ARGV[10] == '' then
+    local ok, rec = pcall(cjson.decode, fe)
+    if ok and type(rec) == 'table' and type(rec.u) == 'string' then redis.call('HSET', tag..':failed', rec.u, fe) end
+  end
   redis.call('HDEL', out, h)
   redis.call('HDEL', tok, h)
   redis.call('HDEL', stg, h)
@@ -419,6 +432,7 @@ if h ~= '' then
     end
   end
   if ARGV[13] == '1' then redis.call('HINCRBY', stats, 'throttled', 1) end
+  if ARGV[14] == '1' then redis.call('HINCRBY', stats, 'responses', 1) end
   local rq = tag..':rq:'..h
   if ARGV[10] ~= '' then
     redis.call('ZADD', rq, tonumber(ARGV[11]), ARGV[10])
@@ -442,8 +456,11 @@ func (f *Frontier) nowMS() int64 { return f.opts.Now().UnixMilli() }
 // their host names and domains as the crawl's scope. Every worker of a
 // crawl may call it with the same list: the list is queued once (a guard
 // key named by a hash of the list), and a worker that died half-way is
-// completed by the next caller, which replays the same seen-set batch. It
-// returns how many seeds this call queued.
+// completed by the next caller, which replays the same seen-set batch. A
+// seed whose last attempt failed (it has a failure record: see
+// RetryFailed) is queued again, by one caller; a worker joining a crawl
+// while it runs may so queue a seed that failed in this crawl once more.
+// It returns how many seeds this call queued.
 func (f *Frontier) AddSeeds(ctx context.Context, seeds []string) (int, error) {
 	var cands []record
 	var hosts, doms []any
@@ -487,10 +504,16 @@ func (f *Frontier) AddSeeds(ctx context.Context, seeds []string) (int, error) {
 		return 0, err
 	}
 	ok, err := f.commit(ctx, "", "", false, false, 0, dup, f.key("seeded:"+id), stage{}, adds)
-	if err != nil || !ok {
+	if err != nil {
 		return 0, err
 	}
-	return len(adds), nil
+	n := 0
+	if ok {
+		n = len(adds)
+	}
+	// A seed given again whose last attempt failed is queued again.
+	again, err := f.requeueFailedSeeds(ctx, cands)
+	return n + again, err
 }
 
 // check runs the candidates through the seen-set under batch id and
@@ -539,7 +562,7 @@ func (f *Frontier) added(adds []record, segs [][]string) {
 // commit runs doneScript.
 func (f *Frontier) commit(ctx context.Context, host, token string, fetched, failed bool, delay time.Duration, dup uint64, guard string, st stage, adds []record) (bool, error) {
 	args := []any{f.tag, host, token, f.nowMS(), delay.Milliseconds(), b01(fetched), b01(failed), dup, guard,
-		st.Retry, st.RetryDue, st.Throttle, b01(st.Throttled)}
+		st.Retry, st.RetryDue, st.Throttle, b01(st.Throttled), b01(st.Responded)}
 	for _, a := range adds {
 		u, err := url.Parse(a.URL)
 		if err != nil || u.Host == "" {
@@ -735,7 +758,7 @@ func (f *Frontier) Done(ctx context.Context, e frontier.Entry, out frontier.Outc
 		return nil
 	})
 	st := stage{Batch: f.opts.Seen.NewBatchID(), Fetched: out.Fetched, Failed: out.Failed, DelayMS: delay.Milliseconds(), Cands: cands,
-		Throttle: throttle, Throttled: out.Fetched && out.Throttled}
+		Throttle: throttle, Throttled: out.Fetched && out.Throttled, Responded: out.Responded}
 	if !out.RetryAt.IsZero() {
 		// The URL comes back from the host's retry set when due, as
 		// attempt Attempt+1; the host's other URLs go on meanwhile.
@@ -775,6 +798,209 @@ func (f *Frontier) Done(ctx context.Context, e frontier.Entry, out frontier.Outc
 	return err
 }
 
+// deferScript puts the entry a lease handed out back at the head of its
+// host's queue, as it was (its attempt count unchanged), and releases the
+// lease with the host not ready before a given time: the host's entries
+// wait for a prerequisite. Nothing is counted as done.
+//
+// ARGV: tag, host, token, until (ms). It returns 0 when the token no
+// longer holds the host (the lease expired: the entry is back in the queue
+// already, or out to another worker).
+var deferScript = redis.NewScript(`
+local tag = ARGV[1]
+local h = ARGV[2]
+local tok, out, stg, leases, nxt, ready = tag..':tok', tag..':out', tag..':stage', tag..':leases', tag..':next', tag..':ready'
+if redis.call('HGET', tok, h) ~= ARGV[3] then return 0 end
+local e = redis.call('HGET', out, h)
+if e then redis.call('LPUSH', tag..':q:'..h, e) end
+redis.call('HDEL', out, h)
+redis.call('HDEL', tok, h)
+redis.call('HDEL', stg, h)
+redis.call('ZREM', leases, h)
+redis.call('DEL', tag..':n:'..ARGV[3])
+local t = tonumber(ARGV[4])
+local nt = tonumber(redis.call('HGET', nxt, h) or '0')
+if nt > t then t = nt end
+redis.call('HSET', nxt, h, t)
+redis.call('ZADD', ready, t, h)
+redis.call('HINCRBY', tag..':stats', 'deferred', 1)
+return 1
+`)
+
+// Responses reads the crawl's count of completed entries whose request
+// got an HTTP response (Stats.Responses, without the rest of Stats).
+func (f *Frontier) Responses(ctx context.Context) (uint64, error) {
+	var n uint64
+	err := f.c.retry(ctx, func(ctx context.Context) error {
+		v, err := f.c.rdb.HGet(ctx, f.key("stats"), "responses").Result()
+		switch {
+		case err == redis.Nil:
+			n = 0
+			return nil
+		case err != nil:
+			return err
+		}
+		if n, err = strconv.ParseUint(v, 10, 64); err != nil {
+			return fmt.Errorf("%w: stats counter responses is %.40q", ErrCorrupt, v)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("redisfrontier: read responses: %w", err)
+	}
+	return n, nil
+}
+
+// requeueScript queues again URLs that ended failed: for each whose
+// failure record it deletes (so that of concurrent calls one queues it),
+// it appends the given entry to its host's queue and makes the host ready
+// unless it is leased. ARGV: tag, now (ms), then triples of (host, URL,
+// entry). It returns how many it queued.
+var requeueScript = redis.NewScript(`
+local tag = ARGV[1]
+local now = tonumber(ARGV[2])
+local failed, ready, leases, nxt = tag..':failed', tag..':ready', tag..':leases', tag..':next'
+local n = 0
+for i = 3, #ARGV, 3 do
+  local h = ARGV[i]
+  if redis.call('HDEL', failed, ARGV[i + 1]) == 1 then
+    redis.call('RPUSH', tag..':q:'..h, ARGV[i + 2])
+    n = n + 1
+    if not redis.call('ZSCORE', leases, h) then
+      local t = tonumber(redis.call('HGET', nxt, h) or '0')
+      if t < now then t = now end
+      redis.call('ZADD', ready, 'LT', t, h)
+    end
+  end
+end
+redis.call('HINCRBY', tag..':stats', 'requeuedfailed', n)
+return n
+`)
+
+// retryFailedBatch bounds the failure records RetryFailed holds in memory
+// at once.
+const retryFailedBatch = 1000
+
+// RetryFailed queues again every URL whose last attempt failed (one with a
+// failure record in Redis), as it was queued (depth, via, hop path) and
+// as a first attempt, and returns how many this call queued. It reads the
+// records a thousand at a time, each batch queued and its records deleted
+// in one script: of workers calling it at once, each URL is queued by
+// one.
+func (f *Frontier) RetryFailed(ctx context.Context) (int, error) {
+	total := 0
+	var cursor uint64
+	for {
+		var kv []string
+		err := f.c.retry(ctx, func(ctx context.Context) error {
+			var err error
+			kv, cursor, err = f.c.rdb.HScan(ctx, f.key("failed"), cursor, "", retryFailedBatch).Result()
+			return err
+		})
+		if err != nil {
+			return total, fmt.Errorf("redisfrontier: read failure records: %w", err)
+		}
+		n, err := f.requeue(ctx, kv)
+		total += n
+		if err != nil || cursor == 0 {
+			return total, err
+		}
+	}
+}
+
+// requeue queues again the failed URLs of kv (URL, record pairs, as the
+// failed hash holds them).
+func (f *Frontier) requeue(ctx context.Context, kv []string) (int, error) {
+	if len(kv) == 0 {
+		return 0, nil
+	}
+	args := []any{f.tag, f.nowMS()}
+	for i := 0; i+1 < len(kv); i += 2 {
+		e, err := decodeRecord(kv[i+1])
+		if err != nil {
+			return 0, fmt.Errorf("redisfrontier: failure record of %.60q: %w", kv[i], err)
+		}
+		u, err := url.Parse(e.URL)
+		if err != nil || u.Host == "" || e.URL != kv[i] {
+			return 0, fmt.Errorf("%w: failure record of %.60q holds %.60q", ErrCorrupt, kv[i], e.URL)
+		}
+		e.Attempt = 0
+		args = append(args, strings.ToLower(u.Host), kv[i], encodeRecord(e))
+	}
+	var n int64
+	err := f.c.retry(ctx, func(ctx context.Context) error {
+		var err error
+		n, err = requeueScript.Run(ctx, f.c.rdb, []string{f.key("ready")}, args...).Int64()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("redisfrontier: queue failed URLs again: %w", err)
+	}
+	return int(n), nil
+}
+
+// requeueFailedSeeds queues again the seeds whose last attempt failed.
+func (f *Frontier) requeueFailedSeeds(ctx context.Context, cands []record) (int, error) {
+	if len(cands) == 0 {
+		return 0, nil
+	}
+	fields := make([]string, len(cands))
+	for i, c := range cands {
+		fields[i] = c.URL
+	}
+	var vals []any
+	err := f.c.retry(ctx, func(ctx context.Context) error {
+		var err error
+		vals, err = f.c.rdb.HMGet(ctx, f.key("failed"), fields...).Result()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("redisfrontier: read failure records: %w", err)
+	}
+	var kv []string
+	for i, v := range vals {
+		if s, ok := v.(string); ok {
+			kv = append(kv, fields[i], s)
+		}
+	}
+	return f.requeue(ctx, kv)
+}
+
+// Defer puts e, which Next handed out, back at the head of its host's
+// queue, untouched (its attempt count too), and hands out none of the
+// host's entries before until, on any worker: the host's entries wait for
+// a prerequisite of the host, as a robots.txt that does not answer yet
+// (RFC 9309 §2.3.1.4 has the crawler treat the site as fully disallowed
+// meanwhile), without spending their own retries. It takes the place of
+// Done, as frontier.Frontier.Defer does. An entry whose lease expired
+// meanwhile is left where the expiry put it.
+func (f *Frontier) Defer(ctx context.Context, e frontier.Entry, until time.Time) error {
+	f.mu.Lock()
+	ls := f.out[e.URL]
+	var l lease
+	if len(ls) > 0 {
+		l = ls[0]
+		if len(ls) == 1 {
+			delete(f.out, e.URL)
+		} else {
+			f.out[e.URL] = ls[1:]
+		}
+	}
+	f.mu.Unlock()
+	if len(ls) == 0 {
+		return fmt.Errorf("%w: %s", frontier.ErrNotOut, e.URL)
+	}
+	// Rounded up, as a retry's due time.
+	due := (until.UnixNano() + int64(time.Millisecond) - 1) / int64(time.Millisecond)
+	err := f.c.retry(ctx, func(ctx context.Context) error {
+		return deferScript.Run(ctx, f.c.rdb, []string{f.key("ready")}, f.tag, l.host, l.token, due).Err()
+	})
+	if err != nil {
+		return fmt.Errorf("redisfrontier: defer: %w", err)
+	}
+	return nil
+}
+
 // WorkerStats returns what this worker's checks refused, by reason,
 // including the trap limits (Limits): unlike Stats, these counts are not
 // shared, each worker counts the links it discovered.
@@ -811,6 +1037,7 @@ type Stats struct {
 	Reclaimed uint64 // staged completions of expired leases finished by another worker
 	Reaped    uint64 // leases of workers whose liveness expired, ended early by another worker's Beat
 	Retried   uint64 // fetches that failed transiently and were kept for a retry (Outcome.RetryAt)
+	Responses uint64 // completed entries whose request got an HTTP response (Outcome.Responded)
 	Retrying  int64  // retry records waiting in the hosts' retry sets
 	// Adaptive politeness across the workers: hosts whose delay a 429
 	// or 503 raised now (Slowed), times a host went from its normal pace
@@ -860,7 +1087,7 @@ func readStats(ctx context.Context, c *Client, tag string) (Stats, error) {
 		}
 		st.Served, st.Done, st.Pages, st.Errors = u("served"), u("done"), u("pages"), u("errors")
 		st.New, st.Dup, st.Requeued, st.Reclaimed, st.Reaped = u("new"), u("dup"), u("requeued"), u("reclaimed"), u("reaped")
-		st.Retried, st.EverSlowed, st.Throttled = u("retried"), u("slowed"), u("throttled")
+		st.Retried, st.EverSlowed, st.Throttled, st.Responses = u("retried"), u("slowed"), u("throttled"), u("responses")
 		if bad != nil {
 			return bad
 		}

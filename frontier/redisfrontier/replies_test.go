@@ -89,7 +89,7 @@ func TestReplyFlag(t *testing.T) {
 }
 
 func TestCheckAnswers(t *testing.T) {
-	if got, err := checkAnswers("0110", 4); err != nil || got != "0110" {
+	if got, err := checkAnswers("0110", 4, false); err != nil || got != "0110" {
 		t.Errorf("checkAnswers(0110, 4) = %q, %v", got, err)
 	}
 	for _, tt := range []struct {
@@ -104,7 +104,7 @@ func TestCheckAnswers(t *testing.T) {
 		{nil, 1},
 		{[]any{"1"}, 1},
 	} {
-		if _, err := checkAnswers(tt.v, tt.keys); !errors.Is(err, ErrCorrupt) {
+		if _, err := checkAnswers(tt.v, tt.keys, false); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("checkAnswers(%#v, %d) error = %v, want ErrCorrupt", tt.v, tt.keys, err)
 		}
 	}
@@ -239,7 +239,7 @@ func FuzzCheckAnswers(f *testing.F) {
 		for _, c := range ans {
 			want = want && (c == '0' || c == '1')
 		}
-		got, err := checkAnswers(ans, keys)
+		got, err := checkAnswers(ans, keys, false)
 		if want != (err == nil) || (err != nil && !errors.Is(err, ErrCorrupt)) || (err == nil && got != ans) {
 			t.Fatalf("checkAnswers(%q, %d) = %q, %v; want valid=%v", ans, keys, got, err, want)
 		}

@@ -3,6 +3,7 @@ package redisfrontier
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -128,5 +129,123 @@ func TestFrontierThrottle(t *testing.T) {
 	}
 	if st, err := b.Stats(ctx); err != nil || st.Slowed != 1 || st.EverSlowed != 1 {
 		t.Errorf("Stats = %+v, %v; want the host still slowed (62ms > the 50ms delay)", st, err)
+	}
+}
+
+// TestFrontierDefer: a deferred entry goes back to the head of its host's
+// queue with its attempt count unchanged, and no worker gets the host's
+// entries before the time given, while other hosts go on; nothing is
+// counted done.
+func TestFrontierDefer(t *testing.T) {
+	ctx := context.Background()
+	c := testClient(t)
+	opts := Options{Politeness: frontier.PolitenessOptions{Delay: -1}, Lease: time.Minute, Poll: 10 * time.Millisecond}
+	a := openTestFrontier(t, c, opts)
+	g := graph{n: 6}
+	// h0.test: 0 and 3; h1.test: 1.
+	if _, err := a.AddSeeds(ctx, []string{g.url(0), g.url(3), g.url(1)}); err != nil {
+		t.Fatal(err)
+	}
+	e, err := a.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const wait = 300 * time.Millisecond
+	until := time.Now().Add(wait)
+	if err := a.Defer(ctx, e, until); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Defer(ctx, e, until); !errors.Is(err, frontier.ErrNotOut) {
+		t.Errorf("Defer twice = %v, want ErrNotOut", err)
+	}
+	b := openTestFrontier(t, c, opts)
+	start := time.Now()
+	other, err := b.Next(ctx)
+	if err != nil || time.Since(start) > wait/2 {
+		t.Fatalf("Next = %q, %v after %v; want the other host's URL at once", other.URL, err, time.Since(start))
+	}
+	if err := b.Done(ctx, other, frontier.Outcome{Fetched: true}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := b.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.URL != e.URL || again.Attempt != 0 || time.Now().Before(until) {
+		t.Fatalf("Next = %+v at %v; want %s, attempt 0, at %v or later", again, time.Now(), e.URL, until)
+	}
+	if err := b.Done(ctx, again, frontier.Outcome{Fetched: true}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := b.Stats(ctx)
+	if err != nil || st.Done != 2 || st.Retried != 0 {
+		t.Errorf("Stats = %+v, %v; want 2 done, none retried", st, err)
+	}
+}
+
+// TestFrontierRetryFailed: an entry done as failed without a retry leaves
+// a failure record (one with a retry, or fetched, does not); RetryFailed
+// from two workers at once queues each failed URL once, as attempt 0, and
+// deletes its record.
+func TestFrontierRetryFailed(t *testing.T) {
+	ctx := context.Background()
+	c := testClient(t)
+	opts := Options{Politeness: frontier.PolitenessOptions{Delay: -1}, Lease: time.Minute, Poll: 10 * time.Millisecond}
+	a := openTestFrontier(t, c, opts)
+	g := graph{n: 6}
+	if _, err := a.AddSeeds(ctx, []string{g.url(0), g.url(1), g.url(2), g.url(3)}); err != nil {
+		t.Fatal(err)
+	}
+	failed := map[string]bool{}
+	for i := 0; i < 4; i++ {
+		e, err := a.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out frontier.Outcome
+		switch i {
+		case 0, 1:
+			out = frontier.Outcome{Fetched: true, Failed: true}
+			failed[e.URL] = true
+		case 2:
+			out = frontier.Outcome{Fetched: true, Failed: true, RetryAt: time.Now().Add(time.Hour)}
+		default:
+			out = frontier.Outcome{Fetched: true}
+		}
+		if err := a.Done(ctx, e, out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := c.rdb.HLen(ctx, a.key("failed")).Result(); err != nil || n != 2 {
+		t.Fatalf("%d failure records, %v; want 2", n, err)
+	}
+	b := openTestFrontier(t, c, opts)
+	var na, nb int
+	var ea, eb error
+	var wg sync.WaitGroup
+	wg.Go(func() { na, ea = a.RetryFailed(ctx) })
+	wg.Go(func() { nb, eb = b.RetryFailed(ctx) })
+	wg.Wait()
+	if ea != nil || eb != nil || na+nb != 2 {
+		t.Fatalf("RetryFailed = %d, %v and %d, %v; want 2 queued in all", na, ea, nb, eb)
+	}
+	for range 2 {
+		e, err := b.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !failed[e.URL] || e.Attempt != 0 {
+			t.Errorf("Next = %+v, want a failed URL as attempt 0", e)
+		}
+		delete(failed, e.URL)
+		if err := b.Done(ctx, e, frontier.Outcome{Fetched: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := c.rdb.HLen(ctx, a.key("failed")).Result(); err != nil || n != 0 {
+		t.Errorf("%d failure records after the retries, %v; want 0", n, err)
+	}
+	if n, err := a.RetryFailed(ctx); err != nil || n != 0 {
+		t.Errorf("RetryFailed again = %d, %v; want 0", n, err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -109,3 +110,61 @@ func decodeRobots(v string) (*fetch.Robots, bool) {
 }
 
 var _ fetch.RobotsSource = (*SharedRobots)(nil)
+
+// RobotsWaits shares among the workers of a crawl when each site's
+// current run of robots.txt failures began, so that the wait its URLs
+// spend on robots.txt (crawl.Options.RobotsWait) is bounded for the
+// crawl, whichever workers fetch it, not once per worker. It is safe for
+// concurrent use.
+type RobotsWaits struct {
+	c *Client
+}
+
+// NewRobotsWaits returns the shared robots.txt failure times of c's crawl.
+func NewRobotsWaits(c *Client) *RobotsWaits { return &RobotsWaits{c: c} }
+
+func (w *RobotsWaits) key(site string) string { return w.c.prefix + "robotswait:" + site }
+
+// Since returns when the site's current run of robots.txt failures began:
+// the time recorded by the first worker to see it fail, or now, which it
+// records, for ttl (after which a failure starts a new run).
+func (w *RobotsWaits) Since(ctx context.Context, site string, now time.Time, ttl time.Duration) (time.Time, error) {
+	ms := now.UnixMilli()
+	var got int64
+	err := w.c.retry(ctx, func(ctx context.Context) error {
+		// SET NX and GET in one pipeline, not SET NX GET: Redis 6
+		// refuses that.
+		var get *redis.StringCmd
+		_, err := w.c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.SetNX(ctx, w.key(site), ms, ttl)
+			get = p.Get(ctx, w.key(site))
+			return nil
+		})
+		switch {
+		case err == redis.Nil:
+			got = ms // cleared between the two: a new run, from now
+			return nil
+		case err != nil:
+			return err
+		}
+		v := get.Val()
+		got, err = strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return fmt.Errorf("%w: robots.txt wait of %s: %q", ErrCorrupt, site, v)
+		}
+		return nil
+	})
+	if err != nil {
+		return now, fmt.Errorf("redisfrontier: robots.txt wait: %w", err)
+	}
+	return time.UnixMilli(got), nil
+}
+
+// Clear ends the site's run of failures: its robots.txt answered.
+func (w *RobotsWaits) Clear(ctx context.Context, site string) error {
+	err := w.c.retry(ctx, func(ctx context.Context) error { return w.c.rdb.Del(ctx, w.key(site)).Err() })
+	if err != nil {
+		return fmt.Errorf("redisfrontier: robots.txt wait: %w", err)
+	}
+	return nil
+}

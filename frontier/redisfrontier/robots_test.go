@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/layercrawl/layercrawl/fetch"
 )
@@ -101,4 +102,43 @@ func FuzzDecodeRobots(f *testing.F) {
 			t.Fatalf("decodeRobots(%q) ok with nil robots", v)
 		}
 	})
+}
+
+// TestRobotsWaits: the first worker to see a site's robots.txt fail
+// records when; the others get that time, until the site answers (Clear)
+// or the record expires.
+func TestRobotsWaits(t *testing.T) {
+	ctx := context.Background()
+	c := testClient(t)
+	a, b := NewRobotsWaits(c), NewRobotsWaits(c)
+	t0 := time.UnixMilli(time.Now().UnixMilli())
+	got, err := a.Since(ctx, "http://x.test:80", t0, time.Minute)
+	if err != nil || !got.Equal(t0) {
+		t.Fatalf("first Since = %v, %v; want %v", got, err, t0)
+	}
+	if got, err := b.Since(ctx, "http://x.test:80", t0.Add(time.Second), time.Minute); err != nil || !got.Equal(t0) {
+		t.Errorf("second worker's Since = %v, %v; want the first failure %v", got, err, t0)
+	}
+	if got, err := b.Since(ctx, "http://y.test:80", t0.Add(time.Second), time.Minute); err != nil || !got.Equal(t0.Add(time.Second)) {
+		t.Errorf("another site's Since = %v, %v; want its own", got, err)
+	}
+	if err := b.Clear(ctx, "http://x.test:80"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := a.Since(ctx, "http://x.test:80", t0.Add(2*time.Second), time.Minute); err != nil || !got.Equal(t0.Add(2*time.Second)) {
+		t.Errorf("Since after Clear = %v, %v; want a new run from now", got, err)
+	}
+	if got, err := a.Since(ctx, "http://z.test:80", t0, 50*time.Millisecond); err != nil || !got.Equal(t0) {
+		t.Fatal(got, err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if got, err := a.Since(ctx, "http://z.test:80", t0.Add(3*time.Second), time.Minute); err != nil || !got.Equal(t0.Add(3*time.Second)) {
+		t.Errorf("Since after the record expired = %v, %v; want a new run", got, err)
+	}
+	if err := c.rdb.Set(ctx, a.key("http://bad.test:80"), "x", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Since(ctx, "http://bad.test:80", t0, time.Minute); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("Since over a corrupt record: %v, want ErrCorrupt", err)
+	}
 }

@@ -3,9 +3,12 @@ package redisfrontier
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"math/bits"
 	"strconv"
 	"strings"
@@ -71,7 +74,38 @@ type SeenOptions struct {
 	// existed (its Redis keys and parameters are unchanged). The growth
 	// parameters are stored with the filter: workers must agree on them.
 	Growth *mlbf.ScalableOptions
+	// Salted gives the seen-set a per-crawl hash salt (mlbf.Options.Salt):
+	// the worker that creates the seen-set draws it at random and stores
+	// it with the parameters, and every other worker, and every later run
+	// of the crawl, takes it from there, so that the URLs a filter-only
+	// crawl loses to false positives differ from crawl to crawl. A
+	// seen-set created unsalted (by an earlier layercrawl, or without
+	// Salted) stays unsalted; Seen.Salt reports what was opened. Paper
+	// mode is unsalted. Default false: HashID's unsalted positions.
+	Salted bool
+	// Exact checks every "maybe seen" answer of the filter against the
+	// 64-bit fingerprints of the URLs it answered new (see the package
+	// documentation, "Exact check"), in the same script call, so that no
+	// new URL is lost to a false positive. It is fixed when the seen-set
+	// is created: a worker opening an existing one takes its mode
+	// (Seen.Exact reports it). Default false: filter-only.
+	Exact bool
+	// ExactURLs sizes the exact check's fingerprint buckets: about
+	// ExactURLs/ExactBucketFill buckets in all, so that each stays a
+	// compact Redis intset (set-max-intset-entries, 512 by default) up to
+	// 3x ExactURLs; past about 4x, buckets become hash tables, several
+	// times larger per URL (raise set-max-intset-entries then). Default: the filter's ExpectedURLs (Growth's first
+	// capacity with Growth), or mlbf.DefaultExpectedURLs. Stored with the
+	// seen-set.
+	ExactURLs uint64
 }
+
+// ExactBucketFill is the fingerprints an exact check's bucket holds on
+// average at SeenOptions.ExactURLs: a quarter of Redis's default
+// set-max-intset-entries, so that buckets stay intsets (8 bytes per
+// fingerprint) while the crawl stays within 3x its expected URLs (the
+// mean is then 384, the standard deviation about 20).
+const ExactBucketFill = 128
 
 func (o *SeenOptions) ensureDefaults() {
 	if o.MaxKeyBytes == 0 {
@@ -107,6 +141,12 @@ type Seen struct {
 	// grow holds the generations of a growing filter; nil for a fixed
 	// one (SeenOptions.Growth).
 	grow *seenGrowth
+	// salt is the filter's hash salt (SeenOptions.Salted); 0: unsalted.
+	salt  uint64
+	fresh bool // the seen-set was absent when this worker read the parameters
+	// buckets is the exact check's fingerprint buckets per shard
+	// (SeenOptions.Exact); 0: filter-only.
+	buckets int
 
 	mu      sync.Mutex // protects pending and leading
 	pending []*seenReq
@@ -171,11 +211,50 @@ local function set(c)
 end
 `
 
+// luaExact is the Lua of the exact check (SeenOptions.Exact), shared by
+// both seen-set scripts: exact(c, xp, xl, xd, xs) goes through the first
+// c answers of out (the script's local table of '0'/'1' per key) and adds
+// each key's fingerprint to its bucket, the set xp..<bucket>. A key the
+// filter answered present ('1') whose fingerprint was not in its bucket
+// (SADD added it) is a false positive of the filter: its answer becomes
+// '2' (new, caught). A key the filter answered new stays new whatever
+// SADD says: a Bloom filter's "new" is final, so two URLs whose
+// fingerprints collide lose one only if the filter also errs for it. xl
+// holds two bytes per key (the digits of its bucket and of its
+// fingerprint), xd the digits, concatenated; a fingerprint is sent as a
+// signed 64-bit decimal, which Redis keeps in an intset (8 bytes) and Lua
+// never turns into a number (a double would round it). The hash xs counts
+// the answers checked (checks) and the false positives caught (caught).
+// The script defines call, byte, sub and out before it.
+const luaExact = `
+local function exact(c, xp, xl, xd, xs)
+  local at, checks, caught = 1, 0, 0
+  for i = 1, c do
+    local bl, fl = byte(xl, 2 * i - 1, 2 * i)
+    local b = at + bl
+    local added = call('SADD', xp .. sub(xd, at, b - 1), sub(xd, b, b + fl - 1))
+    at = b + fl
+    if out[i] == '1' then
+      checks = checks + 1
+      if added == 1 then
+        out[i] = '2'
+        caught = caught + 1
+      end
+    end
+  end
+  if checks > 0 then call('HINCRBY', xs, 'checks', checks) end
+  if caught > 0 then call('HINCRBY', xs, 'caught', caught) end
+end
+`
+
 // seenScript checks and inserts a batch of keys of one shard atomically.
 //
-// KEYS: marker, result, the shard's bitmap.
+// KEYS: marker, result, the shard's bitmap, the shard's exact-check
+// counters.
 // ARGV: fingerprint, result TTL (s), m (keys in the call), then three
-// strings describing the probes to test-and-set, in key order: two bytes
+// strings describing the probes to test-and-set, then the exact check's
+// bucket key prefix ("" without SeenOptions.Exact), buckets and
+// fingerprints (see luaExact). The probes, in key order: two bytes
 // per key (big-endian: how many of the following probes are its own), one
 // byte per probe (the number of digits of its offset), and every probe's
 // bit offset in decimal, concatenated. A key's probes are those the
@@ -187,8 +266,9 @@ end
 // value; the operations go in order, seven per BITFIELD call, so a key
 // repeated in the batch is present from its second occurrence on, exactly
 // as if the keys had been inserted one by one. The answer (one '0'/'1' per
-// key: '1' when every probe sent for it was set) is kept under the result
-// key for the TTL: a retry of the same call returns it unchanged.
+// key: '1' when every probe sent for it was set, '2' when it was but the
+// exact check found the key new) is kept under the result key for the
+// TTL: a retry of the same call returns it unchanged.
 //
 // Why seven: a call's first 32 arguments reuse cached Redis objects, the
 // rest cost an allocation and a free each, and 2 + 7*4 = 30. Per probe,
@@ -207,6 +287,8 @@ local bits = KEYS[3]
 local m = tonumber(ARGV[3])
 local cnt, lens, offs = ARGV[4], ARGV[5], ARGV[6]
 if #cnt ~= 2 * m then return redis.error_reply('LCARGS seen-set call: counts for ' .. (#cnt / 2) .. ' keys, want ' .. m) end
+local xp, xl = ARGV[7], ARGV[8]
+if xp ~= '' and #xl ~= 2 * m then return redis.error_reply('LCARGS seen-set call: fingerprints for ' .. (#xl / 2) .. ' keys, want ' .. m) end
 local n = #lens
 local out = {}
 -- j is the key whose probes come next, left how many of them are left,
@@ -225,7 +307,7 @@ local function fold(r, c)
     left = left - 1
   end
 end
-` + luaSetProbes + `set(n)
+` + luaSetProbes + luaExact + `set(n)
 if left ~= 0 or pos ~= #offs + 1 then return redis.error_reply('LCARGS seen-set call: probe counts and offsets do not add up') end
 if j > 0 then out[j] = ans end
 for i = j + 1, m do
@@ -233,6 +315,7 @@ for i = j + 1, m do
   if hi + lo ~= 0 then return redis.error_reply('LCARGS seen-set call: probe counts and offsets do not add up') end
   out[i] = '1'
 end
+if xp ~= '' then exact(m, xp, xl, ARGV[9], KEYS[4]) end
 out = table.concat(out)
 call('SET', KEYS[2], out, 'EX', ARGV[2])
 return out
@@ -332,10 +415,94 @@ func openSeen(ctx context.Context, c *Client, opts SeenOptions, fewer bool) (*Se
 	if opts.MaxBatch < 1 || opts.Shards < 0 || opts.ResultTTL < time.Second {
 		return nil, fmt.Errorf("%w: seen-set batch %d, shards %d, result TTL %v", ErrConfig, opts.MaxBatch, opts.Shards, opts.ResultTTL)
 	}
+	for attempt := 0; ; attempt++ {
+		stored, err := ReadSeenParams(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		var st seenState
+		if stored == "" {
+			// A new seen-set: this worker chooses, and the claim tells
+			// whether another worker chose first.
+			st.fresh, st.exact = true, opts.Exact
+			if opts.Salted && opts.Filter.Mode == mlbf.Improved {
+				var b [8]byte
+				if _, err := rand.Read(b[:]); err != nil {
+					return nil, fmt.Errorf("redisfrontier: seen-set salt: %w", err)
+				}
+				st.salt = binary.LittleEndian.Uint64(b[:]) | 1 // never 0, the unsalted filter
+			}
+		} else if st, err = parseSeenState(stored); err != nil {
+			return nil, err
+		}
+		s, err := newSeen(ctx, c, opts, fewer, st)
+		if err != nil {
+			return nil, err
+		}
+		err = s.claim(ctx)
+		if errors.Is(err, errClaimRace) && attempt == 0 {
+			continue // take the salt and mode of the worker that won
+		}
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+}
+
+// seenState is what the worker creating a seen-set chooses for the whole
+// crawl, beyond the options every worker is given: the salt and the mode.
+type seenState struct {
+	fresh   bool   // no seen-set in Redis yet: this worker chose
+	salt    uint64 // SeenOptions.Salted; 0: unsalted
+	exact   bool   // SeenOptions.Exact
+	buckets int    // the exact check's buckets per shard, as stored (0: size them)
+}
+
+// errClaimRace: another worker created the seen-set between this one's
+// reading the parameters and its claim, with another salt or mode.
+var errClaimRace = errors.New("redisfrontier: seen-set created by another worker meanwhile")
+
+// parseSeenState reads the salt and the exact check's buckets from stored
+// parameters; a seen-set stored without them (an earlier layercrawl's) is
+// unsalted and filter-only.
+func parseSeenState(stored string) (seenState, error) {
+	var st seenState
+	for _, f := range strings.Fields(stored) {
+		k, v, ok := strings.Cut(f, "=")
+		if !ok {
+			continue
+		}
+		var err error
+		switch k {
+		case "salt":
+			st.salt, err = strconv.ParseUint(v, 16, 64)
+		case "exact":
+			st.buckets, err = strconv.Atoi(v)
+			if err == nil && st.buckets < 1 {
+				err = errors.New("not positive")
+			}
+			st.exact = true
+		}
+		if err != nil {
+			return st, fmt.Errorf("%w: seen-set parameters: %s=%q: %v", ErrCorrupt, k, v, err)
+		}
+	}
+	return st, nil
+}
+
+// newSeen makes the Seen of the options and the crawl's state, before its
+// claim.
+func newSeen(ctx context.Context, c *Client, opts SeenOptions, fewer bool, st seenState) (*Seen, error) {
 	filter := opts.Filter
+	if filter.Mode == mlbf.Improved {
+		filter.Salt = st.salt
+	}
 	var growth *mlbf.ScalableOptions
 	if opts.Growth != nil {
-		g, err := growthOptions(opts.Filter, *opts.Growth)
+		gopts := *opts.Growth
+		gopts.Salt = st.salt
+		g, err := growthOptions(opts.Filter, gopts)
 		if err != nil {
 			return nil, err
 		}
@@ -385,6 +552,18 @@ func openSeen(ctx context.Context, c *Client, opts SeenOptions, fewer bool) (*Se
 		}
 		s.params += s.grow.params()
 	}
+	s.salt = st.salt
+	if s.salt != 0 {
+		s.params += fmt.Sprintf(" salt=%016x", s.salt)
+	}
+	if st.exact {
+		s.buckets = st.buckets
+		if s.buckets == 0 {
+			s.buckets = exactBuckets(opts, growth, shards)
+		}
+		s.params += fmt.Sprintf(" exact=%d", s.buckets)
+	}
+	s.fresh = st.fresh
 	s.fp = strconv.FormatUint(fnv64(s.params), 16)
 	var id [8]byte
 	if _, err := rand.Read(id[:]); err != nil {
@@ -405,17 +584,32 @@ func openSeen(ctx context.Context, c *Client, opts SeenOptions, fewer bool) (*Se
 			}
 		}
 	}
-	if err := s.claim(ctx); err != nil {
-		return nil, err
-	}
 	return s, nil
+}
+
+// exactBuckets returns the exact check's buckets per shard for a new
+// seen-set: SeenOptions.ExactURLs (or the filter's first capacity) over
+// ExactBucketFill, split over the shards.
+func exactBuckets(opts SeenOptions, growth *mlbf.ScalableOptions, shards int) int {
+	n := opts.ExactURLs
+	switch {
+	case n != 0:
+	case growth != nil:
+		n = growth.ExpectedURLs
+	case opts.Filter.ExpectedURLs != 0:
+		n = opts.Filter.ExpectedURLs
+	default:
+		n = mlbf.DefaultExpectedURLs
+	}
+	total := (n + ExactBucketFill - 1) / ExactBucketFill
+	return int(max(1, (total+uint64(shards)-1)/uint64(shards)))
 }
 
 // ShardOptions returns the options of one shard of a filter of the given
 // options split into shards: every layer divided evenly (rounded up to
 // whole 512-bit blocks in improved mode). whole is the layout of opts.
 func ShardOptions(opts mlbf.Options, whole *mlbf.Layout, shards int) mlbf.Options {
-	o := mlbf.Options{Mode: whole.Mode(), Layers: whole.Layers(), Hashes: whole.Hashes()}
+	o := mlbf.Options{Mode: whole.Mode(), Layers: whole.Layers(), Hashes: whole.Hashes(), Salt: opts.Salt}
 	sizes := whole.LayerBits()
 	if o.Mode == mlbf.Paper {
 		o.BitsPerLayer = (sizes[0] + uint64(shards) - 1) / uint64(shards)
@@ -448,6 +642,10 @@ func (s *Seen) tag(shard int) string {
 
 func (s *Seen) metaKey() string { return s.c.prefix + "seen:meta" }
 
+// exactStatsKey is the hash counting a shard's exact checks (checks) and
+// the false positives they caught (caught).
+func (s *Seen) exactStatsKey(shard int) string { return s.tag(shard) + ":xs" }
+
 // claim records the parameters (or checks them against those recorded) in
 // the meta key and every shard's marker.
 func (s *Seen) claim(ctx context.Context) error {
@@ -468,6 +666,11 @@ func (s *Seen) claim(ctx context.Context) error {
 		return fmt.Errorf("%w: the seen-set in redis has bit layout %q, this worker reads and writes layout %s "+
 			"(finish that crawl with the layercrawl that started it, or use another prefix): %q",
 			ErrIncompatible, v, seenLayout, stored)
+	}
+	if stored != s.params && s.fresh {
+		if st, err := parseSeenState(stored); err == nil && (st.salt != s.salt || st.exact != (s.buckets > 0)) {
+			return errClaimRace
+		}
 	}
 	if stored != s.params {
 		return fmt.Errorf("%w: %s; redis has %q, this worker %q", ErrIncompatible, paramsDiff(stored, s.params), stored, s.params)
@@ -530,6 +733,56 @@ for i = 1, #KEYS do
 end
 return 0
 `)
+
+// Salt returns the filter's hash salt, as stored with the seen-set (0:
+// unsalted; see SeenOptions.Salted).
+func (s *Seen) Salt() uint64 { return s.salt }
+
+// Exact reports whether the seen-set checks the filter's "maybe seen"
+// answers exactly (SeenOptions.Exact, as stored with the seen-set).
+func (s *Seen) Exact() bool { return s.buckets > 0 }
+
+// ExactStats counts a seen-set's exact checks, over all workers and runs.
+type ExactStats struct {
+	Checks uint64 // "maybe seen" answers of the filter checked
+	Caught uint64 // of those, new URLs after all: the filter's false positives
+}
+
+// ExactStats reads the exact check's counters of every shard (zero for a
+// filter-only seen-set).
+func (s *Seen) ExactStats(ctx context.Context) (ExactStats, error) {
+	var st ExactStats
+	if s.buckets == 0 {
+		return st, nil
+	}
+	cmds := make([]*redis.SliceCmd, s.shards)
+	err := s.pipelineRetry(ctx, func(ctx context.Context, p redis.Pipeliner) {
+		for sh := range cmds {
+			cmds[sh] = p.HMGet(ctx, s.exactStatsKey(sh), "checks", "caught")
+		}
+	})
+	if err != nil {
+		return st, s.wrapErr(err)
+	}
+	for sh, cmd := range cmds {
+		for i, v := range cmd.Val() {
+			if v == nil {
+				continue
+			}
+			str, _ := v.(string)
+			n, err := strconv.ParseUint(str, 10, 64)
+			if err != nil {
+				return st, fmt.Errorf("%w: seen-set shard %d exact-check counter %v", ErrCorrupt, sh, v)
+			}
+			if i == 0 {
+				st.Checks += n
+			} else {
+				st.Caught += n
+			}
+		}
+	}
+	return st, nil
+}
 
 // Params returns the filter's parameters as stored in Redis.
 func (s *Seen) Params() string { return s.params }
@@ -647,8 +900,9 @@ func (s *Seen) testAndAddBatchID(ctx context.Context, id string, keys [][]string
 }
 
 // checkAnswers checks a seen-set script reply: one '0' (new) or '1'
-// (present) per key of the call.
-func checkAnswers(v any, keys int) (string, error) {
+// (present) per key of the call, or '2' (new: a false positive the exact
+// check caught) when exact.
+func checkAnswers(v any, keys int, exact bool) (string, error) {
 	ans, ok := v.(string)
 	if !ok {
 		return "", fmt.Errorf("%w: seen-set script replied %s, want a string", ErrCorrupt, describeReply(v))
@@ -657,8 +911,8 @@ func checkAnswers(v any, keys int) (string, error) {
 		return "", fmt.Errorf("%w: seen-set script answered %d keys for %d", ErrCorrupt, len(ans), keys)
 	}
 	for i := 0; i < len(ans); i++ {
-		if ans[i] != '0' && ans[i] != '1' {
-			return "", fmt.Errorf("%w: seen-set script answered %.40q, want only 0 and 1", ErrCorrupt, ans)
+		if ans[i] != '0' && ans[i] != '1' && (!exact || ans[i] != '2') {
+			return "", fmt.Errorf("%w: seen-set script answered %.40q, want only 0 and 1 (and 2 with the exact check)", ErrCorrupt, ans)
 		}
 	}
 	return ans, nil
@@ -681,6 +935,51 @@ type callArgs struct {
 	lens []byte              // digits of each offset
 	offs []byte              // the offsets in decimal, concatenated
 	sent map[uint64]struct{} // offsets already in the call
+	xl   []byte              // exact check: two bytes per key, the digits of its bucket and fingerprint
+	xd   []byte              // exact check: the digits, concatenated
+}
+
+// exactArgs returns the exact check's script arguments for a shard:
+// bucket key prefix, buckets and fingerprints ("" for all three when the
+// seen-set is filter-only).
+func (s *Seen) exactArgs(shard int, b *callArgs) []any {
+	if s.buckets == 0 {
+		return []any{"", "", ""}
+	}
+	return []any{s.tag(shard) + ":x:", b.xl, b.xd}
+}
+
+// addExact appends a key's bucket and fingerprint to b in luaExact's
+// encoding.
+func (s *Seen) addExact(b *callArgs, seg []string) {
+	if s.buckets == 0 {
+		return
+	}
+	fp := Fingerprint(seg)
+	n := len(b.xd)
+	b.xd = strconv.AppendUint(b.xd, uint64(Shard(fp, s.buckets)), 10)
+	bl := len(b.xd) - n
+	// Signed: Redis keeps the decimal of an int64 as an integer.
+	b.xd = strconv.AppendInt(b.xd, int64(fp), 10)
+	b.xl = append(b.xl, byte(bl), byte(len(b.xd)-n-bl))
+}
+
+// Fingerprint is the exact check's fingerprint of a key: the first 8 bytes
+// of the SHA-256 of its segments joined by '/', which for urlnorm's
+// segments is the canonical URL (with Options.IgnoreScheme, the URL
+// without its scheme): the fingerprint frontier.Frontier's exact check
+// takes. A cryptographic hash, so that a hostile site cannot choose URLs
+// whose fingerprints collide with those of pages it wants hidden.
+func Fingerprint(seg []string) uint64 {
+	h := sha256.New()
+	for i, sg := range seg {
+		if i > 0 {
+			h.Write([]byte{'/'})
+		}
+		io.WriteString(h, sg)
+	}
+	var sum [sha256.Size]byte
+	return binary.BigEndian.Uint64(h.Sum(sum[:0]))
 }
 
 // prepare hashes the keys and builds the script calls, at most MaxBatch
@@ -695,7 +994,7 @@ func (s *Seen) prepare(keys [][]string, batch string) []*call {
 	nflushed := 0
 	flush := func(cl *call) {
 		b := bufs[cl]
-		cl.args = []any{s.fp, s.ttl, len(cl.idx), b.cnt, b.lens, b.offs}
+		cl.args = append([]any{s.fp, s.ttl, len(cl.idx), b.cnt, b.lens, b.offs}, s.exactArgs(cl.shard, b)...)
 		var id string
 		if batch == "" {
 			id = s.NewBatchID()
@@ -705,6 +1004,7 @@ func (s *Seen) prepare(keys [][]string, batch string) []*call {
 		nflushed++
 		cl.keys = append([]string(nil), s.keys[cl.shard]...)
 		cl.keys[1] = s.tag(cl.shard) + ":r:" + id
+		cl.keys = append(cl.keys, s.exactStatsKey(cl.shard))
 		delete(bufs, cl)
 		delete(byShard, cl.shard)
 	}
@@ -733,6 +1033,7 @@ func (s *Seen) prepare(keys [][]string, batch string) []*call {
 		}
 		b := bufs[cl]
 		cl.idx = append(cl.idx, i)
+		s.addExact(b, seg)
 		sent := 0
 		for _, p := range probes {
 			if s.known != nil {
@@ -811,7 +1112,7 @@ func (s *Seen) run(ctx context.Context, calls []*call) error {
 			}
 			v, err := cmd.Result()
 			if err == nil {
-				cl.ans, err = checkAnswers(v, len(cl.idx))
+				cl.ans, err = checkAnswers(v, len(cl.idx), s.buckets > 0)
 			}
 			if err != nil {
 				if first == nil {
@@ -890,6 +1191,12 @@ func (s *Seen) Delete(ctx context.Context) error {
 	for sh, ks := range s.keys {
 		all = append(all, ks[0])
 		all = append(all, ks[2:]...)
+		if s.buckets > 0 {
+			all = append(all, s.exactStatsKey(sh))
+			for b := 0; b < s.buckets; b++ {
+				all = append(all, s.tag(sh)+":x:"+strconv.Itoa(b))
+			}
+		}
 		if s.grow != nil {
 			all = append(all, s.genStateKey(sh))
 			for i := 1; i < len(s.grow.gens); i++ {

@@ -361,11 +361,14 @@ func hasBit(words [][]uint64, p mlbf.Probe) bool {
 // a batch of keys of one shard into the shard's newest generation.
 //
 // KEYS: marker, result, the shard's generation state (hash: g, n), the
-// newest generation's bitmap, the next generation's bitmap.
+// newest generation's bitmap, the next generation's bitmap, the shard's
+// exact-check counters.
 // ARGV: fingerprint, result TTL (s), m (keys in the call), the worker's
 // generation count, the newest generation's per-shard capacity, the last
 // bit offset of the next generation's bitmap (-1: the newest may not
-// grow), then the probes as for seenScript (of the newest generation).
+// grow), then the probes as for seenScript (of the newest generation),
+// then the exact check's arguments as for seenScript (luaExact), which
+// runs over the keys answered.
 //
 // A stored answer is returned first, whatever the generations are now: a
 // retried or replayed call gets its first answer. Then, if the shard has
@@ -396,6 +399,8 @@ local bits = KEYS[4]
 local m = tonumber(ARGV[3])
 local cnt, lens, offs = ARGV[7], ARGV[8], ARGV[9]
 if #cnt ~= 2 * m then return redis.error_reply('LCARGS seen-set call: counts for ' .. (#cnt / 2) .. ' keys, want ' .. m) end
+local xp, xl = ARGV[10], ARGV[11]
+if xp ~= '' and #xl ~= 2 * m then return redis.error_reply('LCARGS seen-set call: fingerprints for ' .. (#xl / 2) .. ' keys, want ' .. m) end
 local n = #lens
 local out = {}
 -- ki is the key whose probes come next, left how many of them are left,
@@ -418,7 +423,7 @@ local function fold(r, c)
     end
   end
 end
-` + luaSetProbes + `-- The keys go in chunks of at most capacity-n (all of them while the
+` + luaSetProbes + luaExact + `-- The keys go in chunks of at most capacity-n (all of them while the
 -- newest may not grow), so that the count can reach the capacity only at
 -- a chunk's last key.
 local at, grew = g, false
@@ -448,6 +453,7 @@ end
 if pos > #offs + 1 or (not grew and (q ~= n + 1 or pos ~= #offs + 1)) then
   return redis.error_reply('LCARGS seen-set call: probe counts and offsets do not add up')
 end
+if xp ~= '' then exact(ki, xp, xl, ARGV[12], KEYS[6]) end
 call('HSET', KEYS[3], 'g', g, 'n', fresh)
 local reply = 'A' .. at .. ',' .. g .. ':' .. table.concat(out)
 call('SET', KEYS[2], reply, 'EX', ARGV[2])
@@ -462,9 +468,10 @@ type genReply struct {
 	ans   string // '0'/'1' per key answered, from the call's first key
 }
 
-// parseGenReply decodes a reply of seenGenScript for a call of m keys;
-// any other shape is an error wrapping ErrCorrupt.
-func parseGenReply(v any, m int) (genReply, error) {
+// parseGenReply decodes a reply of seenGenScript for a call of m keys
+// (answers '0' and '1', and '2' when exact: see luaExact); any other shape
+// is an error wrapping ErrCorrupt.
+func parseGenReply(v any, m int, exact bool) (genReply, error) {
 	str, ok := v.(string)
 	if !ok {
 		return genReply{}, fmt.Errorf("%w: seen-set script replied %s, want a string", ErrCorrupt, describeReply(v))
@@ -521,8 +528,8 @@ func parseGenReply(v any, m int) (genReply, error) {
 		return bad("a call stops early only when it adds a generation")
 	}
 	for i := 0; i < len(ans); i++ {
-		if ans[i] != '0' && ans[i] != '1' {
-			return bad("want only 0 and 1")
+		if ans[i] != '0' && ans[i] != '1' && (!exact || ans[i] != '2') {
+			return bad("want only 0 and 1 (and 2 with the exact check)")
 		}
 	}
 	r.ans = ans
@@ -607,6 +614,7 @@ func (s *Seen) prepareGen(cl *genCall, keys [][]string) {
 	probes := make([]mlbf.Probe, 0, cur.lay.MaxProbes())
 	for _, i := range rest {
 		seg := keys[i]
+		s.addExact(b, seg)
 		old := false
 		for j := g - 2; j >= 0 && !old; j-- {
 			probes, _ = gens[j].lay.Probes(seg, probes[:0])
@@ -648,8 +656,8 @@ func (s *Seen) prepareGen(cl *genCall, keys [][]string) {
 		id += "+" + strconv.Itoa(cl.from)
 	}
 	cl.keys = []string{s.keys[cl.shard][0], s.tag(cl.shard) + ":r:" + id, s.genStateKey(cl.shard),
-		s.genKey(cl.shard, g-1), s.genKey(cl.shard, min(g, len(gens)-1))}
-	cl.args = []any{s.fp, s.ttl, n, g, cur.cap, next, b.cnt, b.lens, b.offs}
+		s.genKey(cl.shard, g-1), s.genKey(cl.shard, min(g, len(gens)-1)), s.exactStatsKey(cl.shard)}
+	cl.args = append([]any{s.fp, s.ttl, n, g, cur.cap, next, b.cnt, b.lens, b.offs}, s.exactArgs(cl.shard, b)...)
 }
 
 // apply records a call's reply; it returns the shard's generation count
@@ -747,7 +755,7 @@ func (s *Seen) runGen(ctx context.Context, calls []*genCall, keys [][]string) (m
 			v, err := cmd.Result()
 			var r genReply
 			if err == nil {
-				r, err = parseGenReply(v, len(cl.idx)-cl.from)
+				r, err = parseGenReply(v, len(cl.idx)-cl.from, s.buckets > 0)
 			}
 			var g int
 			if err == nil {

@@ -709,7 +709,7 @@ func FuzzParseGenReply(f *testing.F) {
 		if m < 1 || m > 1<<16 {
 			return
 		}
-		got, err := parseGenReply(s, m)
+		got, err := parseGenReply(s, m, false)
 		sub := genReplyRef.FindStringSubmatch(s)
 		ok := sub != nil
 		if ok {
@@ -746,7 +746,7 @@ func FuzzParseGenReply(f *testing.F) {
 
 func TestParseGenReplyNotString(t *testing.T) {
 	for _, v := range []any{int64(1), nil, []any{"A1,1:0"}} {
-		if _, err := parseGenReply(v, 1); !errors.Is(err, ErrCorrupt) {
+		if _, err := parseGenReply(v, 1, false); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("parseGenReply(%v): error %v, want ErrCorrupt", v, err)
 		}
 	}
