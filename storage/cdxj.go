@@ -375,6 +375,9 @@ func (s *sorter) spill() error {
 	if err != nil {
 		return fmt.Errorf("storage: index run: %w", err)
 	}
+	// The slice headers would keep the spilled chunks alive until
+	// overwritten: drop them.
+	clear(s.lines)
 	s.lines, s.chunks, s.size = s.lines[:0], nil, 0
 	return nil
 }
