@@ -1,7 +1,6 @@
 package frontier
 
 import (
-	"container/heap"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -84,7 +83,7 @@ func (f *Frontier) popRetryLocked(h *host) Entry {
 	h.outRetry = true
 	h.out = e.seq
 	f.inflight++
-	heap.Remove(&f.ready, h.index)
+	f.unreadyLocked(h)
 	return e
 }
 
@@ -149,6 +148,9 @@ func (f *Frontier) Defer(e Entry, until time.Time) error {
 		h.pending--
 		h.window = slices.Insert(h.window, 0, e)
 		f.mem++
+		if f.counts != nil {
+			h.best = max(h.best, f.rankOf(&e))
+		}
 	}
 	if until.After(h.readyAt) {
 		h.readyAt = until
