@@ -101,6 +101,8 @@ type Entry struct {
 
 	host  string    // queue key: host[:port]
 	seq   uint64    // position in the store, 0 until committed
+	ck    uint64    // OrderInlinks, in a window: countKey(URL)
+	rank  uint32    // OrderInlinks, in a window: in-links when last looked at; seedRank for a seed
 	retry bool      // a retry record (r/ key), not a queue entry
 	due   time.Time // retry: not handed out before
 }
@@ -262,11 +264,12 @@ type host struct {
 	pending  int     // completed queue entries whose batch is not applied yet
 	out      uint64  // seq of the entry out, 0 once Done claimed it
 	readyAt  time.Time
-	throttle time.Duration // adaptive politeness: the delay the host's throttling asked for, 0 if none
-	served   uint64        // when it was last served, to break ties round-robin
-	index    int           // in the ready heap, -1 if not
-	pindex   int           // in the prio heap (OrderInlinks), -1 if not
-	best     uint32        // OrderInlinks: the highest rank in the window (at least; see order.go)
+	throttle time.Duration  // adaptive politeness: the delay the host's throttling asked for, 0 if none
+	served   uint64         // when it was last served, to break ties round-robin
+	index    int            // in the ready heap, -1 if not
+	pindex   int            // in the prio heap (OrderInlinks), -1 if not
+	best     uint32         // OrderInlinks: the highest rank in the window
+	pos      map[uint64]int // OrderInlinks: window index by count key
 }
 
 type idleHost struct {
@@ -566,8 +569,8 @@ func (f *Frontier) considerLinks(ctx context.Context, o *op, e Entry, out Outcom
 				f.cDup.Add(1)
 				f.cCached.Add(1)
 				if f.counts != nil {
-					if ck, ok := f.canon.get(k); ok {
-						page.add(ck, "")
+					if ck, host, ok := f.canon.get(k); ok {
+						page.add(ck, host)
 					} else if u, err := f.opts.Normalizer.Resolve(base, ref); err == nil {
 						page.add(countKey(u), "")
 					}
@@ -578,7 +581,7 @@ func (f *Frontier) considerLinks(ctx context.Context, o *op, e Entry, out Outcom
 			if f.counts != nil && r == Admitted {
 				ck := countKey(c.URL)
 				page.add(ck, c.Host)
-				f.canon.put(k, ck)
+				f.canon.put(k, ck, c.Host)
 			}
 			checked, err := f.consider(ctx, o, c, r)
 			if err != nil {
@@ -787,7 +790,7 @@ func (f *Frontier) refillLocked(h *host) error {
 		}
 		e.host, e.seq = h.name, seq
 		if f.counts != nil {
-			h.best = max(h.best, f.rankOf(&e))
+			f.rankLocked(h, &e)
 		}
 		h.window = append(h.window, e)
 		h.lastSeq = seq
@@ -1114,7 +1117,7 @@ func (f *Frontier) applyLocked(ops []*op, st state) {
 				// (defensive; refillLocked stops at unapplied entries).
 			} else if !h.spilled && len(h.window) < f.opts.HostWindow && f.mem < f.opts.MemoryWindow {
 				if f.counts != nil {
-					h.best = max(h.best, f.rankOf(&a))
+					f.rankLocked(h, &a)
 				}
 				h.window = append(h.window, a)
 				h.lastSeq = a.seq
@@ -1126,9 +1129,7 @@ func (f *Frontier) applyLocked(ops []*op, st state) {
 		}
 		for _, b := range p.bumps {
 			if h := f.hosts[b.host]; h != nil {
-				// The URL may be spilled rather than in the window: then
-				// the host ranks too high until its next serve.
-				f.bumpLocked(h, b.count)
+				f.bumpLocked(h, b.key, b.count)
 			}
 		}
 		f.cNew.Add(uint64(len(p.adds)))

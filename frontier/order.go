@@ -37,64 +37,81 @@ const seedRank = math.MaxUint32
 // countKey is the sketch's key of a canonical URL.
 func countKey(canonical string) uint64 { return xxh3.HashString(canonical) }
 
-// rankLocked returns e's rank: its estimated in-links, seedRank for a
-// seed (no Via).
-func (f *Frontier) rankOf(e *Entry) uint32 {
+// rankLocked sets e's count key and rank, as it enters h's window (the
+// caller appends it), and raises h's best rank to it.
+func (f *Frontier) rankLocked(h *host, e *Entry) {
+	e.ck = countKey(e.URL)
 	if e.Via == "" {
-		return seedRank
+		e.rank = seedRank
+	} else {
+		e.rank = f.counts.CountHash(e.ck)
 	}
-	return f.counts.CountHash(countKey(e.URL))
+	if h.pos == nil {
+		h.pos = map[uint64]int{}
+	}
+	h.pos[e.ck] = len(h.window)
+	h.best = max(h.best, e.rank)
+}
+
+// placeLocked puts back in h's window an entry that was ranked before.
+func (f *Frontier) placeLocked(h *host, e Entry) {
+	if h.pos == nil {
+		h.pos = map[uint64]int{}
+	}
+	h.pos[e.ck] = len(h.window)
+	h.window = append(h.window, e)
+	h.best = max(h.best, e.rank)
 }
 
 // takeBestLocked removes and returns the entry of h's window with the
 // highest rank (the oldest among equals), and sets h.best to the highest
-// rank of those left.
+// rank of those left. The ranks are kept up to date by bumpLocked, so this
+// is a scan of memory, without the sketch; the window's order does not
+// matter (the last entry fills the hole).
 func (f *Frontier) takeBestLocked(h *host) Entry {
-	keys := make([]uint64, 0, len(h.window))
-	seeds := 0
-	for i := range h.window {
-		if h.window[i].Via == "" {
-			seeds++
-		}
-		keys = append(keys, countKey(h.window[i].URL))
-	}
-	ranks := make([]uint32, len(keys))
-	f.counts.CountHashes(keys, ranks)
-	best, second := -1, uint32(0)
-	for i := range h.window {
-		r := ranks[i]
-		if h.window[i].Via == "" {
-			r = seedRank
-		}
-		ranks[i] = r
-		switch {
-		case best < 0:
+	w := h.window
+	best := 0
+	for i := 1; i < len(w); i++ {
+		if w[i].rank > w[best].rank || w[i].rank == w[best].rank && w[i].seq < w[best].seq {
 			best = i
-		case r > ranks[best]:
-			second = max(second, ranks[best])
-			best = i
-		default:
-			second = max(second, r)
 		}
 	}
-	e := h.window[best]
-	h.window = slices.Delete(h.window, best, best+1)
+	e := w[best]
+	if h.pos[e.ck] == best {
+		delete(h.pos, e.ck)
+	}
+	last := len(w) - 1
+	if best != last {
+		w[best] = w[last]
+		h.pos[w[best].ck] = best
+	}
+	w[last] = Entry{}
+	h.window = w[:last]
+	h.best = 0
+	for i := range h.window {
+		h.best = max(h.best, h.window[i].rank)
+	}
 	if len(h.window) == 0 {
-		h.window = nil
-		second = 0
+		h.window, h.pos = nil, nil
 	}
-	h.best = second
 	return e
 }
 
-// bumpLocked raises h's best rank to r, reordering the ready hosts.
-func (f *Frontier) bumpLocked(h *host, r uint32) {
-	if r <= h.best {
+// bumpLocked records that the URL with count key ck, on host h, has
+// count in-links now: if it is in h's window, its rank rises, and so may
+// h's place among the ready hosts. A URL in the spilled part of the queue
+// is ranked when a refill reads it.
+func (f *Frontier) bumpLocked(h *host, ck uint64, count uint32) {
+	i, ok := h.pos[ck]
+	if !ok || h.window[i].rank >= count {
 		return
 	}
-	h.best = r
-	if h.pindex >= 0 {
-		heap.Fix(&f.prio, h.pindex)
+	h.window[i].rank = count
+	if count > h.best {
+		h.best = count
+		if h.pindex >= 0 {
+			heap.Fix(&f.prio, h.pindex)
+		}
 	}
 }
 
@@ -178,9 +195,10 @@ func (p *pageCounts) add(key uint64, host string) {
 	p.hosts = append(p.hosts, host)
 }
 
-// hostBump is a host whose queue may hold a URL whose count rose.
+// hostBump is a URL whose count rose, with its host.
 type hostBump struct {
 	host  string
+	key   uint64 // countKey of the URL
 	count uint32
 }
 
@@ -218,7 +236,7 @@ func (f *Frontier) countLinks(p *pageCounts) []hostBump {
 	var bumps []hostBump
 	for i, h := range hosts {
 		if h != "" {
-			bumps = append(bumps, hostBump{h, counts[i]})
+			bumps = append(bumps, hostBump{h, keys[i], counts[i]})
 		}
 	}
 	return bumps
@@ -234,9 +252,13 @@ type canonCache struct {
 	mask    uint64
 }
 
-type canonSlot struct{ key, count uint64 }
+type canonSlot struct {
+	key, count uint64
+	host       string
+}
 
-// canonCacheBits sizes the cache: 2^18 slots, 4 MiB.
+// canonCacheBits sizes the cache: 2^18 slots of 32 bytes, 8 MiB (and
+// the host names, shared with the queue's).
 const canonCacheBits = 18
 
 func newCanonCache(bits uint) *canonCache {
@@ -244,20 +266,20 @@ func newCanonCache(bits uint) *canonCache {
 	return &canonCache{slots: make([]canonSlot, n), mask: n - 1}
 }
 
-func (c *canonCache) get(k uint64) (uint64, bool) {
+func (c *canonCache) get(k uint64) (count uint64, host string, ok bool) {
 	i := k & c.mask
 	mu := &c.stripes[i%64]
 	mu.Lock()
 	s := c.slots[i]
 	mu.Unlock()
-	return s.count, s.key == k
+	return s.count, s.host, s.key == k
 }
 
-func (c *canonCache) put(k, count uint64) {
+func (c *canonCache) put(k, count uint64, host string) {
 	i := k & c.mask
 	mu := &c.stripes[i%64]
 	mu.Lock()
-	c.slots[i] = canonSlot{k, count}
+	c.slots[i] = canonSlot{k, count, host}
 	mu.Unlock()
 }
 

@@ -146,11 +146,13 @@ func (f *Frontier) Defer(e Entry, until time.Time) error {
 		h.retries = slices.Insert(h.retries, i, e)
 	} else {
 		h.pending--
-		h.window = slices.Insert(h.window, 0, e)
-		f.mem++
 		if f.counts != nil {
-			h.best = max(h.best, f.rankOf(&e))
+			// Its rank was the best when it was taken; it keeps it.
+			f.placeLocked(h, e)
+		} else {
+			h.window = slices.Insert(h.window, 0, e)
 		}
+		f.mem++
 	}
 	if until.After(h.readyAt) {
 		h.readyAt = until
