@@ -5,7 +5,8 @@
 # user+sys of the crawler from /usr/bin/time; pages are the crawl log's
 # lines.
 #
-# Usage: docs/bench-order-cpu.sh [CRAWLER_BINARY]   (RUNS=N, HOSTS=H, PAGES=P)
+# Usage: docs/bench-order-cpu.sh [CRAWLER_BINARY]   (RUNS=N, HOSTS=H, PAGES=P,
+# EXTRA="more crawl flags", e.g. EXTRA="--expected-urls 20000")
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
@@ -24,13 +25,13 @@ fi
 pids+=($!)
 for _ in $(seq 300); do grep -q ready "$work/serve.out" && break; sleep 0.1; done
 grep -q ready "$work/serve.out" || { echo "serve did not start" >&2; exit 1; }
-echo "machine: $(nproc) cores, $(git rev-parse --short HEAD), $(date -u +%FT%TZ); web of $hosts hosts, $pages pages"
+echo "machine: $(nproc) cores, $(git rev-parse --short HEAD), $(date -u +%FT%TZ); web of $hosts hosts, $pages pages; extra flags: ${EXTRA:-none}"
 for r in $(seq "$runs"); do
 	for order in fifo inlinks; do
 		out=$work/out
 		rm -rf "$out"
 		/usr/bin/time -f "%U %S %e" -o "$work/time" "$crawler" crawl --seeds "$work/seeds.txt" --out "$out" --order "$order" \
-			--allow-private --delay -1 --max-depth -1 --progress-interval 0 --concurrency 64 >/dev/null 2>&1
+			--allow-private --delay -1 --max-depth -1 --progress-interval 0 --concurrency 64 ${EXTRA:-} >/dev/null 2>&1
 		n=$(wc -l <"$out/crawl.log.jsonl")
 		read -r u s e <"$work/time"
 		awk -v o="$order" -v r="$r" -v n="$n" -v u="$u" -v s="$s" -v e="$e" -v l="$(cut -d' ' -f1 /proc/loadavg)" \
