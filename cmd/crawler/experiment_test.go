@@ -140,6 +140,35 @@ func TestExperimentFPSizedFromDataset(t *testing.T) {
 	}
 }
 
+// TestExperimentOrder runs the order experiment on a small web.
+func TestExperimentOrder(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	code, _, stderr := runCmd("", "experiment", "order", "--pages", "2000", "--hosts", "20", "--runs", "2", "--points", "5", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	runs, err := os.ReadFile(filepath.Join(out, "order_runs.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Header plus 2 runs of each order.
+	if lines := strings.Count(string(runs), "\n"); lines != 1+2*len(experiments.DefaultOrderVariants()) {
+		t.Errorf("order_runs.csv has %d lines:\n%s", lines, runs)
+	}
+	report, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "crawler experiment order --pages 2000 --hosts 20 --runs 2 --points 5 --out " + out; !strings.Contains(string(report), want) {
+		t.Errorf("report.md lacks the command %q", want)
+	}
+	for _, f := range []string{"order_top_share.png", "order_pagerank.svg", "order_curves.csv"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
 func TestExperimentUsage(t *testing.T) {
 	tests := []struct {
 		args     []string
@@ -152,6 +181,12 @@ func TestExperimentUsage(t *testing.T) {
 		{[]string{"experiment", "-h"}, 0, "\n  plot "},
 		{[]string{"experiment", "-h"}, 0, "\n  similarity "},
 		{[]string{"experiment"}, 2, "\n  similarity "},
+		{[]string{"experiment", "-h"}, 0, "\n  order "},
+		{[]string{"experiment", "order", "--orders", "fifo,random", "--out", "OUT"}, 2, `crawl order "random" is not available`},
+		{[]string{"experiment", "order", "--orders", "fifo,inlinks:x", "--out", "OUT"}, 2, "not a positive number of counters"},
+		{[]string{"experiment", "order", "--pages", "10", "--hosts", "20", "--out", "OUT"}, 2, "Pages 10 below Hosts 20"},
+		{[]string{"experiment", "order", "--budget", "1.5", "--out", "OUT"}, 2, "Budget 1.5 not in (0, 1]"},
+		{[]string{"experiment", "order", "--host-exponent", "-1", "--out", "OUT"}, 2, "--host-exponent -1 is negative"},
 		{[]string{"experiment", "nope"}, 2, "unknown experiment"},
 		{[]string{"experiment", "fp"}, 2, "--urls is required"},
 		{[]string{"experiment", "fp", "--urls", "x", "--n", "0"}, 2, "not a positive integer"},
