@@ -55,9 +55,14 @@ type OrderConfig struct {
 	// TopShare is the share of pages, by in-degree, whose fetched share is
 	// measured; default 0.01.
 	TopShare float64
-	OutDir   string
-	Command  string
-	Log      io.Writer // progress messages; nil: none
+	// SimSketchWidths are the widths (counters per row, 4 rows) of the
+	// count-min sketches with which the order is also simulated on the
+	// graph, beside exact counts and fifo; default 16,384, 1,024 and 128;
+	// negative: no simulation.
+	SimSketchWidths []int
+	OutDir          string
+	Command         string
+	Log             io.Writer // progress messages; nil: none
 }
 
 // OrderRun is one crawl's result.
@@ -100,7 +105,17 @@ type OrderResult struct {
 	Top    []int
 	Runs   []OrderRun
 	Points []OrderPoint
-	Files  []string
+	// Simulated are the simulations' results (SimSketchWidths).
+	Simulated []OrderSimulation
+	Files     []string
+}
+
+// OrderSimulation is the result of a crawl order simulated on the graph,
+// without HTTP: rounds of Concurrency fetches on distinct hosts.
+type OrderSimulation struct {
+	Name                  string // "fifo", "exact" or "count-min 4x<width>"
+	Counters              int    // of the sketch; 0 for fifo and exact
+	TopShare, PageRankSum float64
 }
 
 func (cfg *OrderConfig) ensureDefaults() {
@@ -127,6 +142,9 @@ func (cfg *OrderConfig) ensureDefaults() {
 	if cfg.TopShare == 0 {
 		cfg.TopShare = 0.01
 	}
+	if len(cfg.SimSketchWidths) == 0 {
+		cfg.SimSketchWidths = []int{16384, 1024, 128}
+	}
 }
 
 func (cfg *OrderConfig) validate() error {
@@ -151,6 +169,8 @@ func (cfg *OrderConfig) validate() error {
 		return fmt.Errorf("%w: Points %d not in [1, 1000]", ErrInvalidOptions, cfg.Points)
 	case !(cfg.TopShare > 0 && cfg.TopShare <= 1):
 		return fmt.Errorf("%w: TopShare %v not in (0, 1]", ErrInvalidOptions, cfg.TopShare)
+	case slices.ContainsFunc(cfg.SimSketchWidths, func(w int) bool { return w == 0 || w > 1<<28 }):
+		return fmt.Errorf("%w: SimSketchWidths %v: a width is 0 or above 2^28", ErrInvalidOptions, cfg.SimSketchWidths)
 	case cfg.OutDir == "":
 		return fmt.Errorf("%w: no output directory", ErrInvalidOptions)
 	}
@@ -194,6 +214,11 @@ func RunOrder(ctx context.Context, cfg OrderConfig) (*OrderResult, error) {
 	}
 	defer web.Close()
 	res := &OrderResult{Graph: g, Budget: max(1, int(math.Round(cfg.Budget*float64(g.Pages())))), Top: g.TopByInDegree(cfg.TopShare)}
+	if cfg.SimSketchWidths[0] > 0 {
+		t0 := time.Now()
+		res.simulate(cfg)
+		logf("simulated fifo, exact and %d sketch sizes in %v", len(cfg.SimSketchWidths), time.Since(t0).Round(time.Millisecond))
+	}
 	crawls := filepath.Join(cfg.OutDir, "crawls")
 	if err := os.MkdirAll(crawls, 0o755); err != nil {
 		return nil, fmt.Errorf("experiments: %w", err)
@@ -324,6 +349,23 @@ func (res *OrderResult) score(run *OrderRun, points int) {
 		}
 	}
 	run.TopShare, run.PageRankSum = float64(top)/float64(len(res.Top)), pr
+}
+
+// simulate runs simulateOrder in fifo order, with exact in-link counts
+// and with each sketch width.
+func (res *OrderResult) simulate(cfg OrderConfig) {
+	add := func(name string, counters int, c inlinkCounter) {
+		run := OrderRun{Fetched: simulateOrder(res.Graph, res.Budget, cfg.Concurrency, c)}
+		keep := res.Points
+		res.score(&run, 1)
+		res.Points = keep
+		res.Simulated = append(res.Simulated, OrderSimulation{Name: name, Counters: counters, TopShare: run.TopShare, PageRankSum: run.PageRankSum})
+	}
+	add("fifo", 0, nil)
+	add("exact", 0, make(exactCounter, res.Graph.Pages()))
+	for _, w := range cfg.SimSketchWidths {
+		add(fmt.Sprintf("count-min 4x%d", w), 4*w, newCountMin(4, w))
+	}
 }
 
 // summary is the mean, its 95% Student-t interval and the median of xs.
@@ -573,6 +615,22 @@ func (res *OrderResult) report(cfg OrderConfig, took time.Duration, loadStart, l
 	}
 	bestTop, bestPR := res.best(1)
 	fmt.Fprintf(&b, "The best any order could fetch in %d pages: top share %.3f, PageRank sum %.3f.\n\n", res.Budget, bestTop[0].Y, bestPR[0].Y)
+	if len(res.Simulated) > 0 {
+		fmt.Fprintf(&b, "## Simulated on the same graph\n\n"+
+			"Without HTTP: rounds of %d fetches on distinct hosts (politeness: one fetch per host at a time), %d pages. "+
+			"fifo: each host's queue first in, first out, hosts in turn. The others: each host's queued page with the most in-links counted so far first (its root before all), "+
+			"the hosts whose best page has the most first; links counted once per fetched linking page when its round ends, exactly or in a count-min sketch of 4 rows with conservative update (it never underestimates).\n\n", cfg.Concurrency, res.Budget)
+		b.WriteString("| simulated order | counters | top share | PageRank sum | top share / fifo | PageRank / fifo |\n|---|---:|---:|---:|---:|---:|\n")
+		base := res.Simulated[0]
+		for _, sim := range res.Simulated {
+			counters := "-"
+			if sim.Counters > 0 {
+				counters = fmt.Sprintf("%d (%.2f per page)", sim.Counters, float64(sim.Counters)/float64(res.Graph.Pages()))
+			}
+			fmt.Fprintf(&b, "| %s | %s | %.3f | %.3f | %.2fx | %.2fx |\n", sim.Name, counters, sim.TopShare, sim.PageRankSum, sim.TopShare/base.TopShare, sim.PageRankSum/base.PageRankSum)
+		}
+		b.WriteString("\n")
+	}
 	b.WriteString(sketchNote(cfg.Variants))
 	b.WriteString("## Files\n\n")
 	for _, f := range res.Files {
