@@ -85,14 +85,16 @@ func (c *Crawler) openLocal() error {
 		return err
 	}
 	front, err := frontier.Open(context.Background(), frontier.Options{
-		Store:      c.store,
-		Seen:       c.seen,
-		Normalizer: c.norm,
-		Domain:     urlnorm.RegistrableDomain,
-		Admission:  o.Admission,
-		Politeness: o.Politeness,
-		MaxPages:   o.MaxPages,
-		Now:        o.Now,
+		Store:        c.store,
+		Seen:         c.seen,
+		Normalizer:   c.norm,
+		Domain:       urlnorm.RegistrableDomain,
+		Admission:    o.Admission,
+		Politeness:   o.Politeness,
+		MaxPages:     o.MaxPages,
+		Order:        o.Order,
+		ExpectedURLs: o.ExpectedURLs,
+		Now:          o.Now,
 		// The exact check: see Options.FilterOnly.
 		ExactDedup:  exact,
 		ExactMemory: o.ExactMemory,

@@ -74,6 +74,14 @@ type Options struct {
 	// MaxPages stops the crawl after this many pages in all its runs (and
 	// all its workers); 0 and negative: no limit.
 	MaxPages int64
+	// Order is the order URLs are fetched in: frontier.OrderFIFO (the
+	// default: each host's URLs in discovery order, hosts in turn, close
+	// to breadth-first) or frontier.OrderInlinks (the most linked-to URLs
+	// first, by in-link counts from distinct fetched pages held in a
+	// count-min sketch sized from ExpectedURLs and kept in checkpoints;
+	// seeds first). Politeness is the same in both. Local mode only:
+	// OrderInlinks with Redis is an error.
+	Order frontier.Order
 	// Fetch configures the HTTP fetcher: user agent, timeouts, body and
 	// outlink caps, the private-address guard.
 	Fetch fetch.Options
@@ -437,6 +445,9 @@ func (o *Options) Validate() error {
 			// done before the lease ends, or it is fetched twice.
 			return invalid("Redis.Lease %v must exceed Fetch.FetchTimeout %v", r.Lease, o.Fetch.FetchTimeout)
 		}
+	}
+	if o.Redis != nil && o.Order != frontier.OrderFIFO {
+		return invalid("Order %v is a local-mode option: the Redis frontier orders only fifo", o.Order)
 	}
 	if o.Redis != nil && o.RetryFailed {
 		return invalid("RetryFailed is a local-mode option: the Redis frontier keeps no failure records")

@@ -66,6 +66,7 @@ func (c *Crawler) startRedis(ctx context.Context) error {
 		Admission:  o.Admission,
 		Politeness: o.Politeness,
 		MaxPages:   o.MaxPages,
+		Order:      o.Order,
 		Lease:      o.Redis.Lease,
 		Now:        o.Now,
 	})

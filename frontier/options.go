@@ -6,6 +6,8 @@ import (
 	"math"
 	"regexp"
 	"time"
+
+	"github.com/layercrawl/layercrawl/countmin"
 )
 
 // ErrInvalidOptions is wrapped by every error of an Options, AdmissionOptions,
@@ -69,6 +71,43 @@ func (s Scope) String() string {
 		return "seeds"
 	}
 	return fmt.Sprintf("Scope(%d)", uint8(s))
+}
+
+// Order is the order in which the frontier hands out queued URLs.
+type Order uint8
+
+const (
+	// OrderFIFO hands out each host's entries in discovery order and
+	// serves ready hosts round-robin (the host that waited longest
+	// first): close to breadth-first. The zero value.
+	OrderFIFO Order = iota
+	// OrderInlinks hands out each host's entries highest estimated
+	// in-link count first (links counted from distinct fetched pages, in
+	// a count-min sketch; seeds first), and among the ready hosts serves
+	// the one whose best entry has the highest count. Politeness is the
+	// same as OrderFIFO's.
+	OrderInlinks
+)
+
+// ParseOrder parses "fifo" or "inlinks".
+func ParseOrder(s string) (Order, error) {
+	switch s {
+	case "fifo":
+		return OrderFIFO, nil
+	case "inlinks":
+		return OrderInlinks, nil
+	}
+	return 0, fmt.Errorf("%w: unknown order %q (want fifo or inlinks)", ErrInvalidOptions, s)
+}
+
+func (o Order) String() string {
+	switch o {
+	case OrderFIFO:
+		return "fifo"
+	case OrderInlinks:
+		return "inlinks"
+	}
+	return fmt.Sprintf("Order(%d)", uint8(o))
 }
 
 // AdmissionOptions are the rules a discovered URL must pass before the
@@ -211,6 +250,15 @@ type Options struct {
 	// MaxPages stops handing out entries once that many have been
 	// fetched, counting those out; 0 (default) and negative: no limit.
 	MaxPages int64
+	// Order is the order entries are handed out in; default OrderFIFO.
+	Order Order
+	// Inlinks holds the in-link counts of OrderInlinks; ignored with
+	// OrderFIFO. Default: a sketch sized for ExpectedURLs. A caller that
+	// persists it (Frontier.Inlinks) passes the loaded one on resume.
+	Inlinks *countmin.Sketch
+	// ExpectedURLs sizes the default Inlinks sketch (countmin.Estimate);
+	// default 10,000,000.
+	ExpectedURLs uint64
 	// HostWindow is how many entries of one host's queue memory holds;
 	// default 64.
 	HostWindow int
@@ -250,7 +298,13 @@ func (o *Options) EnsureDefaults() {
 	if o.ExactMemory == 0 {
 		o.ExactMemory = DefaultExactMemory
 	}
+	if o.ExpectedURLs == 0 {
+		o.ExpectedURLs = DefaultExpectedURLs
+	}
 }
+
+// DefaultExpectedURLs is Options.ExpectedURLs' default.
+const DefaultExpectedURLs = 10_000_000
 
 // Validate reports whether the options can make a Frontier. It expects
 // EnsureDefaults to have run.
@@ -264,6 +318,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("%w: Normalizer is required", ErrInvalidOptions)
 	case o.Admission.Scope == ScopeDomain && o.Domain == nil:
 		return fmt.Errorf("%w: Domain is required with ScopeDomain", ErrInvalidOptions)
+	case o.Order > OrderInlinks:
+		return fmt.Errorf("%w: invalid order %d", ErrInvalidOptions, o.Order)
 	case o.HostWindow < 1, o.MemoryWindow < 1:
 		return fmt.Errorf("%w: HostWindow %d and MemoryWindow %d must be positive", ErrInvalidOptions, o.HostWindow, o.MemoryWindow)
 	}

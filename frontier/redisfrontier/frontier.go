@@ -42,6 +42,10 @@ type Options struct {
 	// out by all workers together (re-queued entries count again); 0
 	// (default) and negative: no limit.
 	MaxPages int64
+	// Order is the order entries are handed out in. Only
+	// frontier.OrderFIFO (the default) is implemented in Redis mode:
+	// frontier.OrderInlinks is refused by Validate.
+	Order frontier.Order
 	// Lease is how long a worker holds a host after Next handed out one
 	// of its entries; when it expires without Done the entry is handed to
 	// another worker. It must exceed the whole fetch timeout. Default 2m.
@@ -82,6 +86,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("%w: Options.Domain is required with ScopeDomain", ErrInvalidOptions)
 	case o.Lease <= 0, o.Poll <= 0:
 		return fmt.Errorf("%w: non-positive lease %v or poll %v", ErrInvalidOptions, o.Lease, o.Poll)
+	case o.Order != frontier.OrderFIFO:
+		return fmt.Errorf("%w: order %v is not implemented in Redis mode (only fifo)", ErrInvalidOptions, o.Order)
 	}
 	if err := o.Admission.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidOptions, err)
