@@ -17,6 +17,7 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/layercrawl/layercrawl/countmin"
 	"github.com/layercrawl/layercrawl/crawl"
 	"github.com/layercrawl/layercrawl/internal/linkweb"
 	"github.com/layercrawl/layercrawl/internal/procs"
@@ -29,9 +30,10 @@ type OrderVariant struct {
 	Name string
 	// Order is the crawl order, as crawl --order takes it.
 	Order string
-	// SketchCounters, for an order that counts in-links, is the number
-	// of counters of its count-min sketch; 0: the crawl's default sizing.
-	SketchCounters int
+	// ExpectedURLs is the crawl's --expected-urls, which sizes the
+	// in-link sketch (and the duplicate filter's first generation); 0:
+	// the crawl's default.
+	ExpectedURLs uint64
 }
 
 // OrderConfig configures RunOrder.
@@ -56,9 +58,10 @@ type OrderConfig struct {
 	// measured; default 0.01.
 	TopShare float64
 	// SimSketchWidths are the widths (counters per row, 4 rows) of the
-	// count-min sketches with which the order is also simulated on the
-	// graph, beside exact counts and fifo; default 16,384, 1,024 and 128;
-	// negative: no simulation.
+	// count-min sketches (package countmin) with which the order is also
+	// simulated on the graph, beside exact counts and fifo; default
+	// 16,384, 4,096 and 1,024 (what --expected-urls 131,072, 32,768 and
+	// 8,192 give); negative: no simulation.
 	SimSketchWidths []int
 	OutDir          string
 	Command         string
@@ -70,12 +73,13 @@ type OrderRun struct {
 	Variant string
 	Run     int
 	// Fetched are the pages fetched (status 200), in the order their
-	// fetches completed.
+	// fetches started.
 	Fetched []int32
-	// Requests is every fetch the crawl made (robots.txt included).
-	Requests int
-	CPU      time.Duration // of the whole process: crawler, web server and harness
-	Wall     time.Duration
+	// Requests is every fetch the crawl made (robots.txt included);
+	// Failed those of the web's pages that did not end with status 200.
+	Requests, Failed int
+	CPU              time.Duration // of the whole process: crawler, web server and harness
+	Wall             time.Duration
 	// TopShare and PageRankSum are those of all Fetched.
 	TopShare, PageRankSum float64
 }
@@ -143,7 +147,7 @@ func (cfg *OrderConfig) ensureDefaults() {
 		cfg.TopShare = 0.01
 	}
 	if len(cfg.SimSketchWidths) == 0 {
-		cfg.SimSketchWidths = []int{16384, 1024, 128}
+		cfg.SimSketchWidths = []int{16384, 4096, 1024}
 	}
 }
 
@@ -154,9 +158,6 @@ func (cfg *OrderConfig) validate() error {
 			return fmt.Errorf("%w: variant name %q repeated or not a CSV field", ErrInvalidOptions, v.Name)
 		}
 		names[v.Name] = true
-		if v.SketchCounters < 0 {
-			return fmt.Errorf("%w: variant %s: SketchCounters %d is negative", ErrInvalidOptions, v.Name, v.SketchCounters)
-		}
 	}
 	switch {
 	case cfg.Runs < 1 || cfg.Runs > 1000:
@@ -169,8 +170,8 @@ func (cfg *OrderConfig) validate() error {
 		return fmt.Errorf("%w: Points %d not in [1, 1000]", ErrInvalidOptions, cfg.Points)
 	case !(cfg.TopShare > 0 && cfg.TopShare <= 1):
 		return fmt.Errorf("%w: TopShare %v not in (0, 1]", ErrInvalidOptions, cfg.TopShare)
-	case slices.ContainsFunc(cfg.SimSketchWidths, func(w int) bool { return w == 0 || w > 1<<28 }):
-		return fmt.Errorf("%w: SimSketchWidths %v: a width is 0 or above 2^28", ErrInvalidOptions, cfg.SimSketchWidths)
+	case slices.ContainsFunc(cfg.SimSketchWidths, func(w int) bool { return w == 0 || w > countmin.MaxWidth }) && cfg.SimSketchWidths[0] > 0:
+		return fmt.Errorf("%w: SimSketchWidths %v: a width is 0 or above %d", ErrInvalidOptions, cfg.SimSketchWidths, countmin.MaxWidth)
 	case cfg.OutDir == "":
 		return fmt.Errorf("%w: no output directory", ErrInvalidOptions)
 	}
@@ -216,7 +217,9 @@ func RunOrder(ctx context.Context, cfg OrderConfig) (*OrderResult, error) {
 	res := &OrderResult{Graph: g, Budget: max(1, int(math.Round(cfg.Budget*float64(g.Pages())))), Top: g.TopByInDegree(cfg.TopShare)}
 	if cfg.SimSketchWidths[0] > 0 {
 		t0 := time.Now()
-		res.simulate(cfg)
+		if err := res.simulate(cfg); err != nil {
+			return nil, fmt.Errorf("experiments: %w", err)
+		}
 		logf("simulated fifo, exact and %d sketch sizes in %v", len(cfg.SimSketchWidths), time.Since(t0).Round(time.Millisecond))
 	}
 	crawls := filepath.Join(cfg.OutDir, "crawls")
@@ -261,13 +264,19 @@ func variantIndex(vs []OrderVariant, name string) int {
 	return slices.IndexFunc(vs, func(v OrderVariant) bool { return v.Name == name })
 }
 
-// fetchOrder is the Observer that records the pages a crawl fetched, in
-// the order their fetches completed.
+// fetchOrder is the Observer that records the pages a crawl fetched and
+// when each fetch started.
 type fetchOrder struct {
 	web      *linkweb.Web
-	mu       sync.Mutex // protects pages and requests
-	pages    []int32
+	mu       sync.Mutex // protects pages, requests and failed
+	pages    []startedPage
 	requests int
+	failed   int
+}
+
+type startedPage struct {
+	at   time.Time
+	page int32
 }
 
 func (o *fetchOrder) Fetched(ev crawl.FetchEvent) {
@@ -275,12 +284,28 @@ func (o *fetchOrder) Fetched(ev crawl.FetchEvent) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.requests++
-	if ok && ev.Status == 200 {
-		o.pages = append(o.pages, int32(p))
+	switch {
+	case ok && ev.Status == 200:
+		o.pages = append(o.pages, startedPage{ev.At, int32(p)})
+	case ok:
+		o.failed++
 	}
 }
 
 func (o *fetchOrder) Checkpointed(crawl.CheckpointEvent) {}
+
+// order returns the pages in the order their fetches started: the order
+// the frontier handed them out in. (Observer calls come in the order the
+// fetches completed and were archived, which a slow fetch or archive
+// write can reorder.)
+func (o *fetchOrder) order() []int32 {
+	slices.SortStableFunc(o.pages, func(a, b startedPage) int { return a.at.Compare(b.at) })
+	out := make([]int32, len(o.pages))
+	for i, p := range o.pages {
+		out[i] = p.page
+	}
+	return out
+}
 
 // crawlOrder runs one crawl of web with variant v.
 func crawlOrder(ctx context.Context, web *linkweb.Web, cfg OrderConfig, v OrderVariant, budget int, parent string) (OrderRun, error) {
@@ -289,7 +314,7 @@ func crawlOrder(ctx context.Context, web *linkweb.Web, cfg OrderConfig, v OrderV
 		return OrderRun{}, fmt.Errorf("experiments: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	obs := &fetchOrder{web: web, pages: make([]int32, 0, budget)}
+	obs := &fetchOrder{web: web, pages: make([]startedPage, 0, budget)}
 	o := crawl.Options{
 		Seeds:       web.Roots(),
 		Dir:         dir,
@@ -317,7 +342,7 @@ func crawlOrder(ctx context.Context, web *linkweb.Web, cfg OrderConfig, v OrderV
 	if err != nil {
 		return OrderRun{}, fmt.Errorf("experiments: order %s: %w", v.Name, err)
 	}
-	run := OrderRun{Variant: v.Name, Fetched: obs.pages, Requests: obs.requests, Wall: wall}
+	run := OrderRun{Variant: v.Name, Fetched: obs.order(), Requests: obs.requests, Failed: obs.failed, Wall: wall}
 	if cerr == nil && cerr1 == nil {
 		run.CPU = cpu1 - cpu0
 	}
@@ -353,7 +378,7 @@ func (res *OrderResult) score(run *OrderRun, points int) {
 
 // simulate runs simulateOrder in fifo order, with exact in-link counts
 // and with each sketch width.
-func (res *OrderResult) simulate(cfg OrderConfig) {
+func (res *OrderResult) simulate(cfg OrderConfig) error {
 	add := func(name string, counters int, c inlinkCounter) {
 		run := OrderRun{Fetched: simulateOrder(res.Graph, res.Budget, cfg.Concurrency, c)}
 		keep := res.Points
@@ -364,8 +389,13 @@ func (res *OrderResult) simulate(cfg OrderConfig) {
 	add("fifo", 0, nil)
 	add("exact", 0, make(exactCounter, res.Graph.Pages()))
 	for _, w := range cfg.SimSketchWidths {
-		add(fmt.Sprintf("count-min 4x%d", w), 4*w, newCountMin(4, w))
+		s, err := countmin.New(countmin.Options{Rows: 4, Width: w})
+		if err != nil {
+			return err
+		}
+		add(fmt.Sprintf("count-min 4x%d", w), 4*w, sketchCounter{s})
 	}
+	return nil
 }
 
 // summary is the mean, its 95% Student-t interval and the median of xs.
@@ -414,10 +444,10 @@ func (res *OrderResult) write(cfg OrderConfig, took time.Duration, loadStart, lo
 	}
 	if err := writeFile(filepath.Join(cfg.OutDir, "order_runs.csv"), func(w io.Writer) error {
 		var b strings.Builder
-		b.WriteString("variant,order,sketch_counters,run,pages,requests,top_share,pagerank_sum,cpu_s,cpu_us_per_page,wall_s\n")
+		b.WriteString("variant,order,expected_urls,run,pages,requests,failed,top_share,pagerank_sum,cpu_s,cpu_us_per_page,wall_s\n")
 		for _, r := range res.Runs {
 			v := cfg.Variants[variantIndex(cfg.Variants, r.Variant)]
-			fmt.Fprintf(&b, "%s,%s,%d,%d,%d,%d,%.5f,%.5f,%.3f,%.1f,%.3f\n", r.Variant, v.Order, v.SketchCounters, r.Run, len(r.Fetched), r.Requests,
+			fmt.Fprintf(&b, "%s,%s,%d,%d,%d,%d,%d,%.5f,%.5f,%.3f,%.1f,%.3f\n", r.Variant, v.Order, v.ExpectedURLs, r.Run, len(r.Fetched), r.Requests, r.Failed,
 				r.TopShare, r.PageRankSum, r.CPU.Seconds(), float64(r.CPUPerPage())/1e3, r.Wall.Seconds())
 		}
 		_, err := io.WriteString(w, b.String())
@@ -577,10 +607,10 @@ func (res *OrderResult) report(cfg OrderConfig, took time.Duration, loadStart, l
 		degs[len(degs)/2], degs[len(degs)-1], 100*cfg.TopShare, len(res.Top), g.InDegree(res.Top[len(res.Top)-1]), linkweb.Damping, g.Hosts())
 	fmt.Fprintf(&b, "## The crawls\n\n")
 	fmt.Fprintf(&b, "In this process (crawl.New and Run), as `crawler crawl --max-pages %d --delay -1 --concurrency %d --allow-private` with the defaults otherwise; %d runs of each variant, interleaved (round r starts with the r-th variant, cyclically). "+
-		"A page counts as fetched when its fetch completed with status 200; the order is that of completion. "+
+		"A page counts as fetched when its fetch completed with status 200; the order is that in which the fetches started (the frontier's). "+
 		"CPU is that of the whole process (crawler, web server and this harness) during Run, divided by the pages fetched; the server's share is the same per page under every order.\n\n",
 		res.Budget, cfg.Concurrency, cfg.Runs)
-	b.WriteString("| variant | order | sketch counters | pages (median) | top share, median | mean [95% CI] | PageRank sum, median | mean [95% CI] | CPU per page, median | wall, median |\n")
+	b.WriteString("| variant | order | in-link sketch | pages (median) | top share, median | mean [95% CI] | PageRank sum, median | mean [95% CI] | CPU per page, median | wall, median |\n")
 	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	meds := map[string][3]float64{}
 	for _, v := range cfg.Variants {
@@ -595,12 +625,7 @@ func (res *OrderResult) report(cfg OrderConfig, took time.Duration, loadStart, l
 		}
 		st, sp, sc := summarize(top), summarize(pr), summarize(cpu)
 		meds[v.Name] = [3]float64{st.median, sp.median, sc.median}
-		sketch := "default"
-		if v.SketchCounters > 0 {
-			sketch = fmt.Sprint(v.SketchCounters)
-		} else if !countsInlinks(v.Order) {
-			sketch = "-"
-		}
+		sketch := sketchShape(v)
 		fmt.Fprintf(&b, "| %s | %s | %s | %.0f | %.3f | %.3f [%.3f, %.3f] | %.3f | %.3f [%.3f, %.3f] | %.0f µs | %.2f s |\n",
 			v.Name, v.Order, sketch, summarize(pages).median, st.median, st.mean, st.lo, st.hi, sp.median, sp.mean, sp.lo, sp.hi, sc.median, summarize(wall).median)
 	}

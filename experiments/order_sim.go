@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/layercrawl/layercrawl/countmin"
 	"github.com/layercrawl/layercrawl/internal/linkweb"
 )
 
@@ -19,43 +20,19 @@ type exactCounter []uint32
 func (c exactCounter) add(p int32)          { c[p]++ }
 func (c exactCounter) count(p int32) uint32 { return c[p] }
 
-// countMin is a count-min sketch with conservative update (Estan and
-// Varghese 2002): an add raises only the counters at the current minimum,
-// so an estimate never falls below the true count and overestimates less
-// than with plain update.
-type countMin struct {
-	rows, width int
-	c           []uint32
+// sketchCounter counts in a countmin.Sketch, the crawl's own, keyed by a
+// hash of the page number.
+type sketchCounter struct{ s *countmin.Sketch }
+
+func pageHash(p int32) uint64 {
+	x := uint64(p) + 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
 }
 
-func newCountMin(rows, width int) *countMin {
-	return &countMin{rows: rows, width: width, c: make([]uint32, rows*width)}
-}
-
-func (s *countMin) slot(p int32, row int) int {
-	x := uint64(p)*0x9e3779b97f4a7c15 + uint64(row+1)*0xbf58476d1ce4e5b9
-	x ^= x >> 31
-	x *= 0x94d049bb133111eb
-	x ^= x >> 29
-	return row*s.width + int(x%uint64(s.width))
-}
-
-func (s *countMin) count(p int32) uint32 {
-	m := uint32(math.MaxUint32)
-	for r := range s.rows {
-		m = min(m, s.c[s.slot(p, r)])
-	}
-	return m
-}
-
-func (s *countMin) add(p int32) {
-	m := s.count(p)
-	for r := range s.rows {
-		if i := s.slot(p, r); s.c[i] == m {
-			s.c[i] = m + 1
-		}
-	}
-}
+func (c sketchCounter) add(p int32)          { c.s.AddHash(pageHash(p)) }
+func (c sketchCounter) count(p int32) uint32 { return c.s.CountHash(pageHash(p)) }
 
 // simulateOrder replays a crawl of g from the host roots without HTTP, in
 // rounds of at most concurrency fetches on distinct hosts, until budget

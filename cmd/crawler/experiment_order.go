@@ -20,7 +20,7 @@ func runExperimentOrder(ctx context.Context, e env, args []string) error {
 	hosts := fs.Int("hosts", 200, "hosts of the synthetic web")
 	exponent := fs.Float64("host-exponent", 1, "Zipf exponent of host sizes (0: equal hosts)")
 	seed := fs.Uint64("seed", 1, "seed of the web")
-	variants := fs.String("orders", orderVariantsFlag(experiments.DefaultOrderVariants()), "comma-separated crawl orders compared, the first the baseline; ORDER:N counts in-links in a count-min sketch of N counters")
+	variants := fs.String("orders", orderVariantsFlag(experiments.DefaultOrderVariants()), "comma-separated crawl orders compared, the first the baseline; ORDER:N crawls with --expected-urls N, which sizes the in-link sketch (4 rows of N/8 counters, at least 1,024)")
 	runs := fs.Int("runs", 3, "crawls of each order, interleaved")
 	budget := fs.Float64("budget", 0.1, "the crawl's --max-pages as a share of the web's pages")
 	concurrency := fs.Int("concurrency", 32, "the crawl's --concurrency")
@@ -49,22 +49,22 @@ func runExperimentOrder(ctx context.Context, e env, args []string) error {
 	return err
 }
 
-// parseOrderVariants parses "fifo,inlinks,inlinks:4096".
+// parseOrderVariants parses "fifo,inlinks,inlinks:8192".
 func parseOrderVariants(s string) ([]experiments.OrderVariant, error) {
 	var vs []experiments.OrderVariant
 	for _, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)
-		order, counters, sized := strings.Cut(f, ":")
+		order, expected, sized := strings.Cut(f, ":")
 		if order == "" {
 			return nil, fmt.Errorf("empty order in %q", s)
 		}
 		v := experiments.OrderVariant{Name: order, Order: order}
 		if sized {
-			n, err := strconv.Atoi(strings.ReplaceAll(counters, "_", ""))
-			if err != nil || n <= 0 {
-				return nil, fmt.Errorf("%q: the sketch size is not a positive number of counters", f)
+			n, err := strconv.ParseUint(strings.ReplaceAll(expected, "_", ""), 10, 64)
+			if err != nil || n == 0 {
+				return nil, fmt.Errorf("%q: the expected URLs are not a positive integer", f)
 			}
-			v.Name, v.SketchCounters = order+"-"+strconv.Itoa(n), n
+			v.Name, v.ExpectedURLs = order+":"+strconv.FormatUint(n, 10), n
 		}
 		vs = append(vs, v)
 	}
@@ -75,8 +75,8 @@ func orderVariantsFlag(vs []experiments.OrderVariant) string {
 	s := make([]string, len(vs))
 	for i, v := range vs {
 		s[i] = v.Order
-		if v.SketchCounters > 0 {
-			s[i] += ":" + strconv.Itoa(v.SketchCounters)
+		if v.ExpectedURLs > 0 {
+			s[i] += ":" + strconv.FormatUint(v.ExpectedURLs, 10)
 		}
 	}
 	return strings.Join(s, ",")
