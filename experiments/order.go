@@ -57,6 +57,13 @@ type OrderConfig struct {
 	// TopShare is the share of pages, by in-degree, whose fetched share is
 	// measured; default 0.01.
 	TopShare float64
+	// Crawler, when set, is the path of a crawler binary: each crawl then
+	// runs as a child process ("Crawler crawl --max-pages ... --out DIR
+	// ROOTS..."), its pages read from its crawl log and its CPU time
+	// (user and system, from the child's rusage) the crawler's alone.
+	// Default: the crawls run in this process, whose CPU time includes
+	// the web server's.
+	Crawler string
 	// SimSketchWidths are the widths (counters per row, 4 rows) of the
 	// count-min sketches (package countmin) with which the order is also
 	// simulated on the graph, beside exact counts and fifo; default
@@ -230,7 +237,11 @@ func RunOrder(ctx context.Context, cfg OrderConfig) (*OrderResult, error) {
 	for r := range cfg.Runs {
 		for i := range cfg.Variants {
 			v := cfg.Variants[(r+i)%len(cfg.Variants)]
-			run, err := crawlOrder(ctx, web, cfg, v, res.Budget, crawls)
+			crawlFn := crawlOrder
+			if cfg.Crawler != "" {
+				crawlFn = crawlOrderChild
+			}
+			run, err := crawlFn(ctx, web, cfg, v, res.Budget, crawls)
 			if err != nil {
 				return nil, err
 			}
@@ -606,10 +617,13 @@ func (res *OrderResult) report(cfg OrderConfig, took time.Duration, loadStart, l
 		o.MinLinks, o.MaxLinks, 100*o.SameHost, o.TargetExponent, g.Links(),
 		degs[len(degs)/2], degs[len(degs)-1], 100*cfg.TopShare, len(res.Top), g.InDegree(res.Top[len(res.Top)-1]), linkweb.Damping, g.Hosts())
 	fmt.Fprintf(&b, "## The crawls\n\n")
-	fmt.Fprintf(&b, "In this process (crawl.New and Run), as `crawler crawl --max-pages %d --delay -1 --concurrency %d --allow-private` with the defaults otherwise; %d runs of each variant, interleaved (round r starts with the r-th variant, cyclically). "+
-		"A page counts as fetched when its fetch completed with status 200; the order is that in which the fetches started (the frontier's). "+
-		"CPU is that of the whole process (crawler, web server and this harness) during Run, divided by the pages fetched; the server's share is the same per page under every order.\n\n",
-		res.Budget, cfg.Concurrency, cfg.Runs)
+	where, cpu := "In this process (crawl.New and Run), as", "CPU is that of the whole process (crawler, web server and this harness) during Run, divided by the pages fetched; the server's share is the same per page under every order, so it narrows the ratios of CPU per page."
+	if cfg.Crawler != "" {
+		where, cpu = "In a child process,", "CPU is the child's (user and system time of the crawler alone), divided by the pages fetched."
+	}
+	fmt.Fprintf(&b, "%s `crawler crawl --max-pages %d --delay -1 --concurrency %d --allow-private --order ORDER` with the defaults otherwise; %d runs of each variant, interleaved (round r starts with the r-th variant, cyclically). "+
+		"A page counts as fetched when its fetch completed with status 200; the order is that in which the fetches started (the frontier's). %s\n\n",
+		where, res.Budget, cfg.Concurrency, cfg.Runs, cpu)
 	b.WriteString("| variant | order | in-link sketch | pages (median) | top share, median | mean [95% CI] | PageRank sum, median | mean [95% CI] | CPU per page, median | wall, median |\n")
 	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	meds := map[string][3]float64{}

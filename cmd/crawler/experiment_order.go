@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 
@@ -25,6 +26,7 @@ func runExperimentOrder(ctx context.Context, e env, args []string) error {
 	budget := fs.Float64("budget", 0.1, "the crawl's --max-pages as a share of the web's pages")
 	concurrency := fs.Int("concurrency", 32, "the crawl's --concurrency")
 	points := fs.Int("points", 20, "budget fractions at which the curves are sampled")
+	crawler := fs.String("crawler", "", "run each crawl as a child process of this crawler binary (self: this one), so that CPU per page is the crawler's alone; default: in this process, whose CPU includes the web server's")
 	out := fs.String("out", "order-out", "output directory for order_runs.csv, order_curves.csv, plots and report.md")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -36,7 +38,13 @@ func runExperimentOrder(ctx context.Context, e env, args []string) error {
 	if *exponent < 0 {
 		return fmt.Errorf("%w: --host-exponent %g is negative", errUsage, *exponent)
 	}
+	if *crawler == "self" {
+		if *crawler, err = os.Executable(); err != nil {
+			return fmt.Errorf("--crawler self: %w", err)
+		}
+	}
 	_, err = experiments.RunOrder(ctx, experiments.OrderConfig{
+		Crawler:  *crawler,
 		Web:      linkweb.Options{Seed: *seed, Pages: *pages, Hosts: *hosts, HostExponent: *exponent},
 		Variants: vs, Runs: *runs, Budget: *budget, Concurrency: *concurrency, Points: *points,
 		OutDir:  *out,

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -167,6 +168,45 @@ func TestExperimentOrder(t *testing.T) {
 			t.Error(err)
 		}
 	}
+}
+
+// TestExperimentOrderChild runs the order experiment's crawls as child
+// processes: this test binary, through a script, as the crawler.
+func TestExperimentOrderChild(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "crawler")
+	body := fmt.Sprintf("#!/bin/sh\nLAYERCRAWL_ORDER_CHILD=1 exec %q -test.run='^TestHelperOrderCrawler$' -- \"$@\"\n", os.Args[0])
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	code, _, stderr := runCmd("", "experiment", "order", "--pages", "1000", "--hosts", "10", "--runs", "1", "--orders", "fifo,inlinks:8192", "--crawler", script, "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	runs, err := os.ReadFile(filepath.Join(out, "order_runs.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(runs)), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[1], "fifo,fifo,0,1,100,") || !strings.HasPrefix(lines[2], "inlinks:8192,inlinks,8192,1,100,") {
+		t.Errorf("order_runs.csv: want a fifo and an inlinks:8192 run of 100 pages each:\n%s", runs)
+	}
+	report, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(report), "the crawler alone") {
+		t.Errorf("report.md does not say the CPU is the child's:\n%s", report)
+	}
+}
+
+// TestHelperOrderCrawler is the crawler of TestExperimentOrderChild.
+func TestHelperOrderCrawler(t *testing.T) {
+	if os.Getenv("LAYERCRAWL_ORDER_CHILD") == "" {
+		t.Skip("helper process for TestExperimentOrderChild")
+	}
+	os.Exit(run(context.Background(), env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}, flag.Args()))
 }
 
 func TestExperimentUsage(t *testing.T) {
