@@ -168,14 +168,18 @@ func (s *Sketch) AddHash(h uint64) uint32 {
 	return s.addLocked(&idx)
 }
 
-// AddHashes calls AddHash for each hash, under one lock.
-func (s *Sketch) AddHashes(hs []uint64) {
+// AddHashes calls AddHash for each hash, under one lock, and stores the
+// new estimates in out (when out is not nil; it must be as long as hs).
+func (s *Sketch) AddHashes(hs []uint64, out []uint32) {
 	var idx [MaxRows]int
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, h := range hs {
+	for i, h := range hs {
 		s.hashPositions(h, &idx)
-		s.addLocked(&idx)
+		n := s.addLocked(&idx)
+		if out != nil {
+			out[i] = n
+		}
 	}
 }
 
@@ -208,6 +212,17 @@ func (s *Sketch) Count(key string) uint32 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.minLocked(&idx)
+}
+
+// CountHashes sets out[i] to CountHash(hs[i]), under one lock.
+func (s *Sketch) CountHashes(hs []uint64, out []uint32) {
+	var idx [MaxRows]int
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, h := range hs {
+		s.hashPositions(h, &idx)
+		out[i] = s.minLocked(&idx)
+	}
 }
 
 // CountHash returns the estimate of a key added with AddHash.

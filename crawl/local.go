@@ -84,6 +84,10 @@ func (c *Crawler) openLocal() error {
 	if err != nil {
 		return err
 	}
+	inlinks, err := c.loadInlinks()
+	if err != nil {
+		return err
+	}
 	front, err := frontier.Open(context.Background(), frontier.Options{
 		Store:        c.store,
 		Seen:         c.seen,
@@ -93,6 +97,7 @@ func (c *Crawler) openLocal() error {
 		Politeness:   o.Politeness,
 		MaxPages:     o.MaxPages,
 		Order:        o.Order,
+		Inlinks:      inlinks,
 		ExpectedURLs: o.ExpectedURLs,
 		Now:          o.Now,
 		// The exact check: see Options.FilterOnly.
@@ -195,9 +200,11 @@ func (c *Crawler) checkpoint(ctx context.Context) error {
 		// Nothing to snapshot: the journal stays whole, and is replayed
 		// into the seen-set on resume. Only the store needs syncing.
 		if s, ok := c.store.(frontier.Syncer); ok {
-			return s.Sync()
+			if err := s.Sync(); err != nil {
+				return err
+			}
 		}
-		return nil
+		return c.saveInlinks()
 	}
 	path := filepath.Join(c.opts.StateDir, SnapshotFile)
 	capture := snap.Snapshot
@@ -223,6 +230,9 @@ func (c *Crawler) checkpoint(ctx context.Context) error {
 	}
 	if err := c.saveNearDups(); err != nil {
 		return fmt.Errorf("near-duplicate index: %w", err)
+	}
+	if err := c.saveInlinks(); err != nil {
+		return fmt.Errorf("in-link counts: %w", err)
 	}
 	took := c.opts.Now().Sub(start)
 	c.opts.Logger.Debug("checkpoint", "inserts_blocked", captured, "duration", took)
@@ -271,7 +281,7 @@ func (c *Crawler) finalCheckpoint() error {
 		}
 		return nil
 	}
-	err := errors.Join(c.log.Sync(), c.archive.Sync(), c.saveNearDups())
+	err := errors.Join(c.log.Sync(), c.archive.Sync(), c.saveNearDups(), c.saveInlinks())
 	if err == nil {
 		err = c.flushPayloads()
 	}

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/layercrawl/layercrawl/countmin"
 )
 
 // Seen is the duplicate check the frontier consumes: an mlbf.Concurrent on
@@ -99,6 +101,8 @@ type Entry struct {
 
 	host  string    // queue key: host[:port]
 	seq   uint64    // position in the store, 0 until committed
+	ck    uint64    // OrderInlinks, in a window: countKey(URL)
+	rank  uint32    // OrderInlinks, in a window: in-links when last looked at; seedRank for a seed
 	retry bool      // a retry record (r/ key), not a queue entry
 	due   time.Time // retry: not handed out before
 }
@@ -218,11 +222,16 @@ type Frontier struct {
 	adm   *Admission // scope, Allow/Deny, depth, redirects and trap limits, with their counters
 	links *linkCache // raw links known to be in the seen-set
 	exact *exactSet  // Options.ExactDedup; nil without
+	// counts are the in-link counts of OrderInlinks, canon the count keys
+	// of the links the link cache holds; both nil with OrderFIFO.
+	counts *countmin.Sketch
+	canon  *canonCache
 
 	mu       sync.Mutex // protects the fields below
 	st       state
 	hosts    map[string]*host
-	ready    hostHeap
+	ready    hostHeap // hosts with an entry to hand out, by ready time
+	prio     prioHeap // OrderInlinks: hosts whose delay has passed, by best rank
 	idle     []idleHost
 	pending  []*op
 	inflight int
@@ -255,9 +264,12 @@ type host struct {
 	pending  int     // completed queue entries whose batch is not applied yet
 	out      uint64  // seq of the entry out, 0 once Done claimed it
 	readyAt  time.Time
-	throttle time.Duration // adaptive politeness: the delay the host's throttling asked for, 0 if none
-	served   uint64        // when it was last served, to break ties round-robin
-	index    int           // in the ready heap, -1 if not
+	throttle time.Duration  // adaptive politeness: the delay the host's throttling asked for, 0 if none
+	served   uint64         // when it was last served, to break ties round-robin
+	index    int            // in the ready heap, -1 if not
+	pindex   int            // in the prio heap (OrderInlinks), -1 if not
+	best     uint32         // OrderInlinks: the highest rank in the window
+	pos      map[uint64]int // OrderInlinks: window index by count key
 }
 
 type idleHost struct {
@@ -272,9 +284,10 @@ type op struct {
 	failed    bool   // done failed
 	retry     *Entry // done's retry record, nil if none
 	adds      []Entry
-	requeue   []Entry  // failed entries queued again; their failure records go
-	seeds     []string // host names and domains, prefixed
-	fps       []uint64 // fingerprints of adds (Options.ExactDedup)
+	requeue   []Entry    // failed entries queued again; their failure records go
+	seeds     []string   // host names and domains, prefixed
+	fps       []uint64   // fingerprints of adds (Options.ExactDedup)
+	bumps     []hostBump // OrderInlinks: hosts whose queued URLs gained in-links
 	err       error
 	ch        chan struct{}
 	committed bool
@@ -310,6 +323,16 @@ func Open(ctx context.Context, opts Options) (*Frontier, error) {
 	}
 	if err := f.openExact(st != nil); err != nil {
 		return nil, err
+	}
+	if opts.Order == OrderInlinks {
+		f.counts = opts.Inlinks
+		if f.counts == nil {
+			rows, width := countmin.Estimate(opts.ExpectedURLs)
+			if f.counts, err = countmin.New(countmin.Options{Rows: rows, Width: width}); err != nil {
+				return nil, fmt.Errorf("frontier: %w", err)
+			}
+		}
+		f.canon = newCanonCache(canonCacheBits)
 	}
 	if err := f.load(ctx); err != nil {
 		return nil, err
@@ -432,7 +455,7 @@ func (f *Frontier) hostLocked(name string) *host {
 		// A new host queues behind those already waiting with the same
 		// ready time: ties are served in order of discovery.
 		f.served++
-		h = &host{name: name, index: -1, served: f.served}
+		h = &host{name: name, index: -1, pindex: -1, served: f.served}
 		f.hosts[name] = h
 	}
 	return h
@@ -534,6 +557,7 @@ func (f *Frontier) considerLinks(ctx context.Context, o *op, e Entry, out Outcom
 	}
 	keys := newPageKeys(base)
 	links := f.adm.Links(e, base)
+	var page pageCounts
 	for i, refs := range [2][]string{out.Links, out.Embeds} {
 		check := links.Link
 		if i == 1 {
@@ -544,9 +568,21 @@ func (f *Frontier) considerLinks(ctx context.Context, o *op, e Entry, out Outcom
 			if f.links.has(k) {
 				f.cDup.Add(1)
 				f.cCached.Add(1)
+				if f.counts != nil {
+					if ck, host, ok := f.canon.get(k); ok {
+						page.add(ck, host)
+					} else if u, err := f.opts.Normalizer.Resolve(base, ref); err == nil {
+						page.add(countKey(u), "")
+					}
+				}
 				continue
 			}
 			c, r := check(ref)
+			if f.counts != nil && r == Admitted {
+				ck := countKey(c.URL)
+				page.add(ck, c.Host)
+				f.canon.put(k, ck, c.Host)
+			}
 			checked, err := f.consider(ctx, o, c, r)
 			if err != nil {
 				return err
@@ -555,6 +591,9 @@ func (f *Frontier) considerLinks(ctx context.Context, o *op, e Entry, out Outcom
 				f.links.add(k)
 			}
 		}
+	}
+	if f.counts != nil {
+		o.bumps = f.countLinks(&page)
 	}
 	return nil
 }
@@ -598,7 +637,7 @@ func (f *Frontier) Next(ctx context.Context) (Entry, error) {
 			// Pass the wake on while others may have something to do:
 			// an entry to take or a delay to time, or the same end to
 			// return.
-			if err != nil || len(f.ready) > 0 {
+			if err != nil || f.readyCount() > 0 {
 				f.wakeLocked()
 			}
 			f.mu.Unlock()
@@ -637,6 +676,8 @@ func (f *Frontier) nextLocked() (e Entry, wait time.Duration, done bool, err err
 		return Entry{}, 0, true, ErrPageLimit
 	case f.queued == 0 && f.retrying == 0 && f.inflight == 0:
 		return Entry{}, 0, true, ErrExhausted
+	case !limited && f.counts != nil:
+		return f.nextInlinksLocked(f.opts.Now())
 	case !limited && len(f.ready) > 0:
 		h := f.ready[0]
 		now := f.opts.Now()
@@ -697,18 +738,31 @@ func (f *Frontier) popLocked(h *host, now time.Time) (Entry, error) {
 			return Entry{}, err
 		}
 	}
-	e := h.window[0]
-	h.window[0] = Entry{}
-	h.window = h.window[1:]
-	if len(h.window) == 0 {
-		h.window = nil
+	var e Entry
+	if f.counts != nil {
+		e = f.takeBestLocked(h)
+		if len(h.window) == 0 && h.spilled {
+			// Rank the next part of the queue now, so that the host's
+			// best rank is known while it waits.
+			if err := f.refillLocked(h); err != nil {
+				f.broken = err
+				return Entry{}, err
+			}
+		}
+	} else {
+		e = h.window[0]
+		h.window[0] = Entry{}
+		h.window = h.window[1:]
+		if len(h.window) == 0 {
+			h.window = nil
+		}
 	}
 	f.mem--
 	h.inflight = true
 	h.outRetry = false
 	h.out = e.seq
 	f.inflight++
-	heap.Remove(&f.ready, h.index)
+	f.unreadyLocked(h)
 	return e, nil
 }
 
@@ -735,6 +789,9 @@ func (f *Frontier) refillLocked(h *host) error {
 			return false
 		}
 		e.host, e.seq = h.name, seq
+		if f.counts != nil {
+			f.rankLocked(h, &e)
+		}
 		h.window = append(h.window, e)
 		h.lastSeq = seq
 		n++
@@ -1059,6 +1116,9 @@ func (f *Frontier) applyLocked(ops []*op, st state) {
 				// Already in the window: a refill read it from the store
 				// (defensive; refillLocked stops at unapplied entries).
 			} else if !h.spilled && len(h.window) < f.opts.HostWindow && f.mem < f.opts.MemoryWindow {
+				if f.counts != nil {
+					f.rankLocked(h, &a)
+				}
 				h.window = append(h.window, a)
 				h.lastSeq = a.seq
 				f.mem++
@@ -1066,6 +1126,11 @@ func (f *Frontier) applyLocked(ops []*op, st state) {
 				h.spilled = true
 			}
 			touched[h] = true
+		}
+		for _, b := range p.bumps {
+			if h := f.hosts[b.host]; h != nil {
+				f.bumpLocked(h, b.key, b.count)
+			}
 		}
 		f.cNew.Add(uint64(len(p.adds)))
 		f.journal += int64(len(p.adds))
@@ -1173,12 +1238,14 @@ func (e *epochs) drain(ctx context.Context) error {
 func (f *Frontier) scheduleLocked(h *host) {
 	waiting := (h.queued-int64(h.pending) > 0 || len(h.retries) > 0) && !h.inflight
 	switch {
+	case waiting && h.pindex >= 0:
+		heap.Fix(&f.prio, h.pindex)
 	case waiting && h.index < 0:
 		heap.Push(&f.ready, h)
 	case waiting:
 		heap.Fix(&f.ready, h.index)
-	case h.index >= 0:
-		heap.Remove(&f.ready, h.index)
+	default:
+		f.unreadyLocked(h)
 	}
 }
 

@@ -260,7 +260,8 @@ type Options struct {
 	// default 10,000,000.
 	ExpectedURLs uint64
 	// HostWindow is how many entries of one host's queue memory holds;
-	// default 64.
+	// default 64, DefaultInlinksHostWindow (256) with OrderInlinks, where
+	// they are the entries the most linked-to is chosen among.
 	HostWindow int
 	// MemoryWindow is how many entries memory holds in all; default
 	// 100,000. Every host with a queue still keeps a small record.
@@ -286,6 +287,9 @@ type Options struct {
 func (o *Options) EnsureDefaults() {
 	o.Admission.EnsureDefaults()
 	o.Politeness.EnsureDefaults()
+	if o.HostWindow == 0 && o.Order == OrderInlinks {
+		o.HostWindow = DefaultInlinksHostWindow
+	}
 	if o.HostWindow == 0 {
 		o.HostWindow = 64
 	}

@@ -1,7 +1,6 @@
 package frontier
 
 import (
-	"container/heap"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -84,7 +83,7 @@ func (f *Frontier) popRetryLocked(h *host) Entry {
 	h.outRetry = true
 	h.out = e.seq
 	f.inflight++
-	heap.Remove(&f.ready, h.index)
+	f.unreadyLocked(h)
 	return e
 }
 
@@ -147,7 +146,12 @@ func (f *Frontier) Defer(e Entry, until time.Time) error {
 		h.retries = slices.Insert(h.retries, i, e)
 	} else {
 		h.pending--
-		h.window = slices.Insert(h.window, 0, e)
+		if f.counts != nil {
+			// Its rank was the best when it was taken; it keeps it.
+			f.placeLocked(h, e)
+		} else {
+			h.window = slices.Insert(h.window, 0, e)
+		}
 		f.mem++
 	}
 	if until.After(h.readyAt) {

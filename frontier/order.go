@@ -1,0 +1,290 @@
+package frontier
+
+import (
+	"container/heap"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zeebo/xxh3"
+
+	"github.com/layercrawl/layercrawl/countmin"
+)
+
+// OrderInlinks (order.go): every link a fetched page carries is counted
+// once in a count-min sketch (Frontier.Inlinks), whether its URL is new or
+// already seen, so that a queued URL moves up as its count grows. The
+// count is never written to the queue's records: a host's in-memory
+// window is re-ranked from the sketch each time the host is served, and
+// the host's best count (the most in-links among its window, a seed
+// above all) orders the hosts that are ready. So a link costs one sketch
+// update and no store write, and the queue's memory stays bounded by
+// HostWindow and MemoryWindow, with the rest spilled to the store in
+// discovery order as with OrderFIFO; a spilled entry is ranked when a
+// refill brings it into the window.
+
+// DefaultInlinksHostWindow is Options.HostWindow's default with
+// OrderInlinks: the entries of one host among which the most linked-to is
+// chosen. A serve reads each one's count from the sketch (about 10 ns
+// each).
+const DefaultInlinksHostWindow = 256
+
+// seedRank ranks seeds above every count.
+const seedRank = math.MaxUint32
+
+// countKey is the sketch's key of a canonical URL.
+func countKey(canonical string) uint64 { return xxh3.HashString(canonical) }
+
+// rankLocked sets e's count key and rank, as it enters h's window (the
+// caller appends it), and raises h's best rank to it.
+func (f *Frontier) rankLocked(h *host, e *Entry) {
+	e.ck = countKey(e.URL)
+	if e.Via == "" {
+		e.rank = seedRank
+	} else {
+		e.rank = f.counts.CountHash(e.ck)
+	}
+	if h.pos == nil {
+		h.pos = map[uint64]int{}
+	}
+	h.pos[e.ck] = len(h.window)
+	h.best = max(h.best, e.rank)
+}
+
+// placeLocked puts back in h's window an entry that was ranked before.
+func (f *Frontier) placeLocked(h *host, e Entry) {
+	if h.pos == nil {
+		h.pos = map[uint64]int{}
+	}
+	h.pos[e.ck] = len(h.window)
+	h.window = append(h.window, e)
+	h.best = max(h.best, e.rank)
+}
+
+// takeBestLocked removes and returns the entry of h's window with the
+// highest rank (the oldest among equals), and sets h.best to the highest
+// rank of those left. The ranks are kept up to date by bumpLocked, so this
+// is a scan of memory, without the sketch; the window's order does not
+// matter (the last entry fills the hole).
+func (f *Frontier) takeBestLocked(h *host) Entry {
+	w := h.window
+	best := 0
+	for i := 1; i < len(w); i++ {
+		if w[i].rank > w[best].rank || w[i].rank == w[best].rank && w[i].seq < w[best].seq {
+			best = i
+		}
+	}
+	e := w[best]
+	if h.pos[e.ck] == best {
+		delete(h.pos, e.ck)
+	}
+	last := len(w) - 1
+	if best != last {
+		w[best] = w[last]
+		h.pos[w[best].ck] = best
+	}
+	w[last] = Entry{}
+	h.window = w[:last]
+	h.best = 0
+	for i := range h.window {
+		h.best = max(h.best, h.window[i].rank)
+	}
+	if len(h.window) == 0 {
+		h.window, h.pos = nil, nil
+	}
+	return e
+}
+
+// bumpLocked records that the URL with count key ck, on host h, has
+// count in-links now: if it is in h's window, its rank rises, and so may
+// h's place among the ready hosts. A URL in the spilled part of the queue
+// is ranked when a refill reads it.
+func (f *Frontier) bumpLocked(h *host, ck uint64, count uint32) {
+	i, ok := h.pos[ck]
+	if !ok || h.window[i].rank >= count {
+		return
+	}
+	h.window[i].rank = count
+	if count > h.best {
+		h.best = count
+		if h.pindex >= 0 {
+			heap.Fix(&f.prio, h.pindex)
+		}
+	}
+}
+
+// unreadyLocked takes h out of whichever ready heap holds it.
+func (f *Frontier) unreadyLocked(h *host) {
+	if h.index >= 0 {
+		heap.Remove(&f.ready, h.index)
+	}
+	if h.pindex >= 0 {
+		heap.Remove(&f.prio, h.pindex)
+	}
+}
+
+// readyCount is the number of hosts waiting to be served, ready or not.
+func (f *Frontier) readyCount() int { return len(f.ready) + len(f.prio) }
+
+// nextInlinksLocked is nextLocked's choice of host with OrderInlinks: the
+// hosts whose delay has passed move from the ready-time heap to the
+// count heap, and the one with the highest best rank is served.
+func (f *Frontier) nextInlinksLocked(now time.Time) (e Entry, wait time.Duration, done bool, err error) {
+	for len(f.ready) > 0 && !f.ready[0].at().After(now) {
+		h := heap.Pop(&f.ready).(*host)
+		heap.Push(&f.prio, h)
+	}
+	for len(f.prio) > 0 {
+		h := f.prio[0]
+		if h.at().After(now) {
+			// A host whose queue emptied while it waited here, with
+			// only retries not due yet.
+			heap.Pop(&f.prio)
+			heap.Push(&f.ready, h)
+			continue
+		}
+		e, err := f.popLocked(h, now)
+		return e, 0, true, err
+	}
+	if len(f.ready) > 0 {
+		return Entry{}, f.ready[0].at().Sub(now), false, nil
+	}
+	return Entry{}, -1, false, nil
+}
+
+// prioHeap orders the ready hosts by best rank, then by when they were
+// last served (round-robin among equals).
+type prioHeap []*host
+
+func (q prioHeap) Len() int { return len(q) }
+func (q prioHeap) Less(i, j int) bool {
+	if q[i].best != q[j].best {
+		return q[i].best > q[j].best
+	}
+	return q[i].served < q[j].served
+}
+func (q prioHeap) Swap(i, j int) {
+	q[i], q[j] = q[j], q[i]
+	q[i].pindex = i
+	q[j].pindex = j
+}
+func (q *prioHeap) Push(x any) {
+	h := x.(*host)
+	h.pindex = len(*q)
+	*q = append(*q, h)
+}
+func (q *prioHeap) Pop() any {
+	old := *q
+	h := old[len(old)-1]
+	old[len(old)-1] = nil
+	h.pindex = -1
+	*q = old[:len(old)-1]
+	return h
+}
+
+// pageCounts collects the distinct link targets of one page.
+type pageCounts struct {
+	keys  []uint64
+	hosts []string // the target's host when it was resolved here, else ""
+}
+
+func (p *pageCounts) add(key uint64, host string) {
+	p.keys = append(p.keys, key)
+	p.hosts = append(p.hosts, host)
+}
+
+// hostBump is a URL whose count rose, with its host.
+type hostBump struct {
+	host  string
+	key   uint64 // countKey of the URL
+	count uint32
+}
+
+// count adds one in-link to each distinct target (a page linking twice to
+// a URL counts once) and returns the hosts to bump.
+func (f *Frontier) countLinks(p *pageCounts) []hostBump {
+	if len(p.keys) == 0 {
+		return nil
+	}
+	idx := make([]int, len(p.keys))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int {
+		ka, kb := p.keys[a], p.keys[b]
+		switch {
+		case ka < kb:
+			return -1
+		case ka > kb:
+			return 1
+		}
+		return strings.Compare(p.hosts[b], p.hosts[a]) // a known host first
+	})
+	keys := make([]uint64, 0, len(idx))
+	hosts := make([]string, 0, len(idx))
+	for _, i := range idx {
+		if n := len(keys); n > 0 && keys[n-1] == p.keys[i] {
+			continue
+		}
+		keys = append(keys, p.keys[i])
+		hosts = append(hosts, p.hosts[i])
+	}
+	counts := make([]uint32, len(keys))
+	f.counts.AddHashes(keys, counts)
+	var bumps []hostBump
+	for i, h := range hosts {
+		if h != "" {
+			bumps = append(bumps, hostBump{h, keys[i], counts[i]})
+		}
+	}
+	return bumps
+}
+
+// canonCache remembers the count key of the links the link cache holds,
+// under the same keys, so that a link the link cache lets skip
+// resolution is still counted: a direct-mapped table, locked in stripes.
+// A collision forgets the older entry (the link is then resolved again).
+type canonCache struct {
+	stripes [64]sync.Mutex // stripe i protects the slots whose index is i mod 64
+	slots   []canonSlot
+	mask    uint64
+}
+
+type canonSlot struct {
+	key, count uint64
+	host       string
+}
+
+// canonCacheBits sizes the cache: 2^18 slots of 32 bytes, 8 MiB (and
+// the host names, shared with the queue's).
+const canonCacheBits = 18
+
+func newCanonCache(bits uint) *canonCache {
+	n := uint64(1) << bits
+	return &canonCache{slots: make([]canonSlot, n), mask: n - 1}
+}
+
+func (c *canonCache) get(k uint64) (count uint64, host string, ok bool) {
+	i := k & c.mask
+	mu := &c.stripes[i%64]
+	mu.Lock()
+	s := c.slots[i]
+	mu.Unlock()
+	return s.count, s.host, s.key == k
+}
+
+func (c *canonCache) put(k, count uint64, host string) {
+	i := k & c.mask
+	mu := &c.stripes[i%64]
+	mu.Lock()
+	c.slots[i] = canonSlot{k, count, host}
+	mu.Unlock()
+}
+
+// Inlinks returns the sketch of in-link counts of OrderInlinks, nil with
+// OrderFIFO. The caller may persist it (MarshalBinary) beside the
+// seen-set's snapshot and pass it back in Options.Inlinks on resume; it is
+// safe to marshal while the frontier runs.
+func (f *Frontier) Inlinks() *countmin.Sketch { return f.counts }

@@ -1,0 +1,250 @@
+package frontier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/layercrawl/layercrawl/countmin"
+)
+
+func TestParseOrder(t *testing.T) {
+	for _, s := range []string{"fifo", "inlinks"} {
+		o, err := ParseOrder(s)
+		if err != nil || o.String() != s {
+			t.Errorf("ParseOrder(%q) = %v, %v", s, o, err)
+		}
+	}
+	if _, err := ParseOrder("pagerank"); !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("ParseOrder(pagerank) = %v, want ErrInvalidOptions", err)
+	}
+	if OrderFIFO != 0 {
+		t.Errorf("OrderFIFO is not the zero value")
+	}
+}
+
+// linkMap is a web of pages by URL; a page not in it has no links.
+type linkMap map[string][]string
+
+// crawlSteps hands out n entries one at a time, completing each with its
+// links, and returns their URLs in order.
+func crawlSteps(t *testing.T, f *Frontier, web linkMap, n int) []string {
+	t.Helper()
+	var got []string
+	for range n {
+		e, err := f.Next(context.Background())
+		if err != nil {
+			t.Fatalf("Next after %v: %v", got, err)
+		}
+		if err := f.Done(context.Background(), e, Outcome{Fetched: true, Links: web[e.URL]}); err != nil {
+			t.Fatalf("Done(%s): %v", e.URL, err)
+		}
+		got = append(got, e.URL)
+	}
+	return got
+}
+
+func addSeeds(t *testing.T, f *Frontier, seeds ...string) {
+	t.Helper()
+	if _, err := f.AddSeeds(context.Background(), seeds); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestOrderInlinksWithinHost: on one host, a URL that gains a second
+// in-link is fetched before those with one, and a page linking to a URL
+// several times counts once.
+func TestOrderInlinksWithinHost(t *testing.T) {
+	web := linkMap{
+		"http://a.test/":   {"/x1", "/x2", "/hub", "/y"},
+		"http://a.test/x1": {"/hub", "/y", "/y#again", "y"}, // y thrice: one in-link
+	}
+	for _, tc := range []struct {
+		order Order
+		want  []string
+	}{
+		{OrderFIFO, []string{"/", "/x1", "/x2", "/hub", "/y"}},
+		// After /x1: hub and y have 2 in-links, x2 one; hub was queued first.
+		{OrderInlinks, []string{"/", "/x1", "/hub", "/y", "/x2"}},
+	} {
+		t.Run(tc.order.String(), func(t *testing.T) {
+			f := openTest(t, Options{Order: tc.order})
+			addSeeds(t, f, "http://a.test/")
+			got := crawlSteps(t, f, web, len(tc.want))
+			for i := range got {
+				got[i] = strings.TrimPrefix(got[i], "http://a.test")
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("order %v: fetched %v, want %v", tc.order, got, tc.want)
+			}
+			if tc.order == OrderInlinks {
+				if n := f.Inlinks().CountHash(countKey("http://a.test/y")); n != 2 {
+					t.Errorf("in-links of /y = %d, want 2", n)
+				}
+			} else if f.Inlinks() != nil {
+				t.Errorf("a fifo frontier has a sketch")
+			}
+		})
+	}
+}
+
+// TestOrderInlinksHostChoice: among ready hosts, the one whose best URL
+// has the most in-links is served first; seeds go before everything.
+func TestOrderInlinksHostChoice(t *testing.T) {
+	web := linkMap{
+		"http://a.test/": {"/1", "http://c.test/1"},
+		"http://b.test/": {"/1", "http://c.test/1"},
+		"http://c.test/": {"http://c.test/1", "http://a.test/1"},
+	}
+	for _, tc := range []struct {
+		order Order
+		want  string
+	}{
+		{OrderFIFO, "http://a.test/1"},    // round-robin: a waited longest
+		{OrderInlinks, "http://c.test/1"}, // three in-links; a/1 two, b/1 one
+	} {
+		t.Run(tc.order.String(), func(t *testing.T) {
+			f := openTest(t, Options{Order: tc.order})
+			addSeeds(t, f, "http://a.test/", "http://b.test/", "http://c.test/")
+			got := crawlSteps(t, f, web, 4)
+			if !slices.Equal(got[:3], []string{"http://a.test/", "http://b.test/", "http://c.test/"}) {
+				t.Errorf("seeds fetched as %v, want first and in order", got[:3])
+			}
+			if got[3] != tc.want {
+				t.Errorf("after the seeds: %s, want %s", got[3], tc.want)
+			}
+		})
+	}
+}
+
+// TestOrderInlinksSeedsFirst: a seed added during the crawl goes before
+// the host's linked URLs, however many in-links they have.
+func TestOrderInlinksSeedsFirst(t *testing.T) {
+	web := linkMap{"http://a.test/": {"/1", "/2", "/3"}, "http://a.test/1": {"/2", "/3"}}
+	f := openTest(t, Options{Order: OrderInlinks})
+	addSeeds(t, f, "http://a.test/")
+	crawlSteps(t, f, web, 2)
+	addSeeds(t, f, "http://a.test/late")
+	if got := crawlSteps(t, f, web, 1); got[0] != "http://a.test/late" {
+		t.Errorf("after a late seed: %s, want the seed", got[0])
+	}
+}
+
+// TestOrderInlinksResumeKeepsCounts: a frontier reopened with the saved
+// sketch orders as the first one would have; without it, it cannot.
+func TestOrderInlinksResumeKeepsCounts(t *testing.T) {
+	web := linkMap{
+		"http://a.test/": {"/1", "/2"},
+		"http://b.test/": {"http://a.test/2"},
+	}
+	store := newMemStore()
+	f := openTest(t, Options{Order: OrderInlinks, Store: store})
+	addSeeds(t, f, "http://a.test/", "http://b.test/")
+	crawlSteps(t, f, web, 2)
+	saved, err := f.Inlinks().MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		load bool
+		want string
+	}{
+		{"with the sketch", true, "http://a.test/2"},
+		{"without", false, "http://a.test/1"}, // no counts: discovery order
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := Options{Order: OrderInlinks, Store: store.clone()}
+			if tc.load {
+				opts.Inlinks = new(countmin.Sketch)
+				if err := opts.Inlinks.UnmarshalBinary(saved); err != nil {
+					t.Fatal(err)
+				}
+			}
+			g := openTest(t, opts)
+			if n := g.Inlinks().CountHash(countKey("http://a.test/2")); tc.load && n != 2 {
+				t.Errorf("in-links of a.test/2 after resume = %d, want 2", n)
+			}
+			if got := crawlSteps(t, g, web, 1); got[0] != tc.want {
+				t.Errorf("first after resume: %s, want %s", got[0], tc.want)
+			}
+		})
+	}
+}
+
+// TestOrderInlinksCoverage crawls the graph site with inlinks order,
+// small windows (so queues spill) and concurrent workers: every URL once,
+// never two entries of a host out at once.
+func TestOrderInlinksCoverage(t *testing.T) {
+	site := graphSite{hosts: []string{"a.test", "b.test", "c.test", "d.test"}, n: 250}
+	f := openTest(t, Options{
+		Order:      OrderInlinks,
+		Admission:  AdmissionOptions{Scope: ScopeHost, Deny: []*regexp.Regexp{regexp.MustCompile(`/private/`)}},
+		HostWindow: 8, MemoryWindow: 20,
+	})
+	var seeds []string
+	for _, h := range site.hosts {
+		seeds = append(seeds, site.page(h, 0))
+	}
+	addSeeds(t, f, seeds...)
+	d := driver{release: true}
+	if err := d.run(context.Background(), f, 8, site.fetch); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.errs) > 0 {
+		t.Fatalf("politeness broken: %v", d.errs[:1])
+	}
+	got := d.urls()
+	if first := slices.Sorted(slices.Values(got[:len(seeds)])); !slices.Equal(first, seeds) {
+		t.Errorf("the first fetches %v are not the seeds", got[:len(seeds)])
+	}
+	slices.Sort(got)
+	if dup := duplicates(got); len(dup) > 0 {
+		t.Errorf("fetched twice: %v", dup[:min(5, len(dup))])
+	}
+	if want := site.expected(); !slices.Equal(got, want) {
+		t.Errorf("coverage: got %d URLs, want %d; missing %v", len(got), len(want), diff(want, got))
+	}
+	if st := f.Stats(); st.Queued != 0 || st.Memory != 0 || st.InFlight != 0 {
+		t.Errorf("stats after the crawl: %+v", st)
+	}
+}
+
+// TestOrderInlinksPopularFirst: under a page budget, inlinks fetches more
+// of the most linked-to pages than fifo on a site where a few pages are
+// linked from everywhere but sit deep in discovery order.
+func TestOrderInlinksPopularFirst(t *testing.T) {
+	const n = 400
+	web := linkMap{}
+	page := func(i int) string { return fmt.Sprintf("http://a.test/p/%d", i) }
+	for i := range n {
+		// A chain with a fan-out of 3, and every page links to the hubs
+		// 390-399, which the chain reaches last.
+		links := []string{page(min(3*i+1, n-1)), page(min(3*i+2, n-1)), page(min(3*i+3, n-1))}
+		for h := n - 10; h < n; h++ {
+			if i >= 20 {
+				links = append(links, page(h))
+			}
+		}
+		web[page(i)] = links
+	}
+	fetchedHubs := map[Order]int{}
+	for _, order := range []Order{OrderFIFO, OrderInlinks} {
+		f := openTest(t, Options{Order: order})
+		addSeeds(t, f, page(0))
+		for _, u := range crawlSteps(t, f, web, 60) {
+			var i int
+			fmt.Sscanf(u, "http://a.test/p/%d", &i)
+			if i >= n-10 {
+				fetchedHubs[order]++
+			}
+		}
+	}
+	if fetchedHubs[OrderInlinks] != 10 || fetchedHubs[OrderFIFO] != 0 {
+		t.Errorf("hubs fetched in 60 pages: fifo %d, inlinks %d; want 0 and 10", fetchedHubs[OrderFIFO], fetchedHubs[OrderInlinks])
+	}
+}
