@@ -19,6 +19,7 @@ import (
 
 	"github.com/layercrawl/layercrawl/countmin"
 	"github.com/layercrawl/layercrawl/crawl"
+	"github.com/layercrawl/layercrawl/frontier"
 	"github.com/layercrawl/layercrawl/internal/linkweb"
 	"github.com/layercrawl/layercrawl/internal/procs"
 )
@@ -390,8 +391,9 @@ func (res *OrderResult) score(run *OrderRun, points int) {
 // simulate runs simulateOrder in fifo order, with exact in-link counts
 // and with each sketch width.
 func (res *OrderResult) simulate(cfg OrderConfig) error {
+	window := 0
 	add := func(name string, counters int, c inlinkCounter) {
-		run := OrderRun{Fetched: simulateOrder(res.Graph, res.Budget, cfg.Concurrency, c)}
+		run := OrderRun{Fetched: simulateOrder(res.Graph, res.Budget, cfg.Concurrency, window, c)}
 		keep := res.Points
 		res.score(&run, 1)
 		res.Points = keep
@@ -399,6 +401,9 @@ func (res *OrderResult) simulate(cfg OrderConfig) error {
 	}
 	add("fifo", 0, nil)
 	add("exact", 0, make(exactCounter, res.Graph.Pages()))
+	window = frontier.DefaultInlinksHostWindow
+	add(fmt.Sprintf("exact, window %d", window), 0, make(exactCounter, res.Graph.Pages()))
+	window = 0
 	for _, w := range cfg.SimSketchWidths {
 		s, err := countmin.New(countmin.Options{Rows: 4, Width: w})
 		if err != nil {
@@ -658,7 +663,8 @@ func (res *OrderResult) report(cfg OrderConfig, took time.Duration, loadStart, l
 		fmt.Fprintf(&b, "## Simulated on the same graph\n\n"+
 			"Without HTTP: rounds of %d fetches on distinct hosts (politeness: one fetch per host at a time), %d pages. "+
 			"fifo: each host's queue first in, first out, hosts in turn. The others: each host's queued page with the most in-links counted so far first (its root before all), "+
-			"the hosts whose best page has the most first; links counted once per fetched linking page when its round ends, exactly or in a count-min sketch of 4 rows with conservative update (it never underestimates).\n\n", cfg.Concurrency, res.Budget)
+			"the hosts whose best page has the most first; links counted once per fetched linking page when its round ends, exactly or in a count-min sketch of 4 rows with conservative update (it never underestimates). "+
+			"\"window\": only the first %d queued pages of each host (in discovery order) are candidates, as the crawl's frontier holds that many of a host's queue in memory under inlinks (frontier.DefaultInlinksHostWindow).\n\n", cfg.Concurrency, res.Budget, frontier.DefaultInlinksHostWindow)
 		b.WriteString("| simulated order | counters | top share | PageRank sum | top share / fifo | PageRank / fifo |\n|---|---:|---:|---:|---:|---:|\n")
 		base := res.Simulated[0]
 		for _, sim := range res.Simulated {

@@ -42,7 +42,7 @@ func (c sketchCounter) count(p int32) uint32 { return c.s.CountHash(pageHash(p))
 // hosts whose best page has the most in-links first. A fetched page's
 // links are counted, one per linking page, when its round ends. It returns
 // the pages in fetch order.
-func simulateOrder(g *linkweb.Graph, budget, concurrency int, counter inlinkCounter) []int32 {
+func simulateOrder(g *linkweb.Graph, budget, concurrency, window int, counter inlinkCounter) []int32 {
 	queues := make([][]int32, g.Hosts())
 	seen := make([]bool, g.Pages())
 	for h := range queues {
@@ -71,6 +71,9 @@ func simulateOrder(g *linkweb.Graph, budget, concurrency int, counter inlinkCoun
 			for h, q := range queues {
 				best := -1
 				var bc uint64
+				if window > 0 {
+					q = q[:min(len(q), window)]
+				}
 				for i, p := range q {
 					c := uint64(counter.count(p))
 					if int(p) == g.HostStart(h) {

@@ -57,10 +57,11 @@ func TestSimulateOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		name string
-		c    inlinkCounter
-	}{{"fifo", nil}, {"exact", make(exactCounter, g.Pages())}, {"count-min", newSketchCounter(t, 256)}} {
-		got := simulateOrder(g, 1000, 8, tc.c)
+		name   string
+		window int
+		c      inlinkCounter
+	}{{"fifo", 0, nil}, {"exact", 0, make(exactCounter, g.Pages())}, {"exact, window 4", 4, make(exactCounter, g.Pages())}, {"count-min", 0, newSketchCounter(t, 256)}} {
+		got := simulateOrder(g, 1000, 8, tc.window, tc.c)
 		if len(got) != 1000 {
 			t.Fatalf("%s: %d pages fetched, want 1000", tc.name, len(got))
 		}
@@ -91,7 +92,7 @@ func TestSimulateOrder(t *testing.T) {
 		}
 	}
 	// The full budget of a small web is all of it.
-	if all := simulateOrder(g, g.Pages()+10, 8, nil); len(all) != g.Pages() {
+	if all := simulateOrder(g, g.Pages()+10, 8, 0, nil); len(all) != g.Pages() {
 		t.Errorf("fifo over the whole web fetched %d of %d pages", len(all), g.Pages())
 	}
 }

@@ -55,7 +55,7 @@ func sketchNote(vs []OrderVariant) string {
 		"The crawl sizes its in-link sketch from --expected-urls (crawl.Options.ExpectedURLs, countmin.Estimate: 4 rows of the power of two at least expected/8 counters, at least 1,024); " +
 		"the crawl exposes no other knob for it, so a variant with a smaller sketch sets --expected-urls, which also sizes the duplicate filter's first generation (it grows past it, so no URL is lost, at some CPU). " +
 		"A sketch only overestimates: a rarely linked URL that shares its counters with popular ones looks popular and is fetched early, in place of a truly popular one. " +
-		"The simulation above isolates that effect (same order, only the counts differ); the crawls below measure it in the crawler.\n\n"
+		"The simulation above isolates that effect (same order, only the counts differ); the crawls (inlinks against the variants with a smaller --expected-urls, in the first table) measure it in the crawler.\n\n"
 	for _, v := range vs {
 		if countsInlinks(v.Order) {
 			s += fmt.Sprintf("- %s: sketch %s.\n", v.Name, sketchShape(v))
