@@ -586,7 +586,7 @@ func (res *OrderResult) figures(cfg OrderConfig) ([]Figure, error) {
 			p.Add(l, bars, pts)
 			leg.Add(v.Name, l, pts)
 		}
-		bl, err := plotter.NewLine(m.best)
+		bl, err := plotter.NewLine(append(plotter.XYs{{}}, m.best...)) // from the origin
 		if err != nil {
 			return nil, fmt.Errorf("experiments: plot: %w", err)
 		}
