@@ -61,6 +61,16 @@
 // others. Within a host, entries leave in discovery order, so a crawl is
 // breadth-first.
 //
+// With Options.Order set to [OrderInlinks], every link of a completed page
+// is counted once in a count-min sketch (package countmin, conservative
+// update), new URL or not; a host's window is served highest count first
+// (seeds above all), and among the hosts whose delay has passed the one
+// with the best count goes first. The counts live in memory, never in the
+// queue's records: a link raises the rank of its URL if the URL is in its
+// host's window, and spilled entries are ranked when read back
+// (order.go). [Frontier.Inlinks] returns the sketch for the caller to
+// persist; politeness is the same in both orders.
+//
 // # Persistence
 //
 // The store is the queue's source of truth: every queued entry is written to

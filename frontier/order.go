@@ -1,6 +1,7 @@
 package frontier
 
 import (
+	"cmp"
 	"container/heap"
 	"math"
 	"slices"
@@ -184,15 +185,18 @@ func (q *prioHeap) Pop() any {
 	return h
 }
 
-// pageCounts collects the distinct link targets of one page.
+// pageCounts collects the link targets of one page.
 type pageCounts struct {
-	keys  []uint64
-	hosts []string // the target's host when it was resolved here, else ""
+	links []pageLink
+}
+
+type pageLink struct {
+	key  uint64 // countKey of the target
+	host string // the target's host when known, else ""
 }
 
 func (p *pageCounts) add(key uint64, host string) {
-	p.keys = append(p.keys, key)
-	p.hosts = append(p.hosts, host)
+	p.links = append(p.links, pageLink{key, host})
 }
 
 // hostBump is a URL whose count rose, with its host.
@@ -202,41 +206,30 @@ type hostBump struct {
 	count uint32
 }
 
-// count adds one in-link to each distinct target (a page linking twice to
-// a URL counts once) and returns the hosts to bump.
+// countLinks adds one in-link to each distinct target (a page linking
+// twice to a URL counts once) and returns the targets whose host is
+// known, with their new counts, for applyLocked to re-rank.
 func (f *Frontier) countLinks(p *pageCounts) []hostBump {
-	if len(p.keys) == 0 {
+	if len(p.links) == 0 {
 		return nil
 	}
-	idx := make([]int, len(p.keys))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortFunc(idx, func(a, b int) int {
-		ka, kb := p.keys[a], p.keys[b]
-		switch {
-		case ka < kb:
-			return -1
-		case ka > kb:
-			return 1
+	slices.SortFunc(p.links, func(a, b pageLink) int {
+		if a.key != b.key {
+			return cmp.Compare(a.key, b.key)
 		}
-		return strings.Compare(p.hosts[b], p.hosts[a]) // a known host first
+		return strings.Compare(b.host, a.host) // a known host first
 	})
-	keys := make([]uint64, 0, len(idx))
-	hosts := make([]string, 0, len(idx))
-	for _, i := range idx {
-		if n := len(keys); n > 0 && keys[n-1] == p.keys[i] {
-			continue
-		}
-		keys = append(keys, p.keys[i])
-		hosts = append(hosts, p.hosts[i])
+	p.links = slices.CompactFunc(p.links, func(a, b pageLink) bool { return a.key == b.key })
+	keys := make([]uint64, len(p.links))
+	for i, l := range p.links {
+		keys[i] = l.key
 	}
 	counts := make([]uint32, len(keys))
 	f.counts.AddHashes(keys, counts)
-	var bumps []hostBump
-	for i, h := range hosts {
-		if h != "" {
-			bumps = append(bumps, hostBump{h, keys[i], counts[i]})
+	bumps := make([]hostBump, 0, len(keys))
+	for i, l := range p.links {
+		if l.host != "" {
+			bumps = append(bumps, hostBump{l.host, l.key, counts[i]})
 		}
 	}
 	return bumps
