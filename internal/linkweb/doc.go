@@ -45,5 +45,6 @@
 //
 // A Graph is read-only once generated and safe for concurrent use; so are
 // a Web's methods. Close waits for the handlers. Nothing is written to
-// disk. Memory: about 60 bytes per page plus 4 bytes per link.
+// disk. The graph is held in memory: a link list (4 bytes a link) and
+// four numbers per page.
 package linkweb
