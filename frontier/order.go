@@ -104,8 +104,8 @@ func (f *Frontier) takeBestLocked(h *host) Entry {
 // is ranked when a refill reads it.
 func (f *Frontier) bumpLocked(h *host, ck uint64, count uint32) {
 	i, ok := h.pos[ck]
-	if !ok || h.window[i].rank >= count {
-		return
+	if !ok || i >= len(h.window) || h.window[i].ck != ck || h.window[i].rank >= count {
+		return // not in the window (or, defensively, a stale index)
 	}
 	h.window[i].rank = count
 	if count > h.best {

@@ -44,8 +44,49 @@ func crawlSteps(t *testing.T, f *Frontier, web linkMap, n int) []string {
 			t.Fatalf("Done(%s): %v", e.URL, err)
 		}
 		got = append(got, e.URL)
+		checkOrder(t, f)
 	}
 	return got
+}
+
+// checkOrder checks the inlinks bookkeeping of every host: the index of
+// window entries by count key, each entry's rank (a seed's seedRank,
+// otherwise never above the sketch's count), the host's best rank and its
+// place in the heaps.
+func checkOrder(t *testing.T, f *Frontier) {
+	t.Helper()
+	if f.counts == nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for name, h := range f.hosts {
+		var best uint32
+		for i, e := range h.window {
+			if j, ok := h.pos[e.ck]; !ok || j != i {
+				t.Errorf("host %s: window[%d] %s indexed at %d, %v", name, i, e.URL, j, ok)
+			}
+			if e.ck != countKey(e.URL) {
+				t.Errorf("host %s: %s has a wrong count key", name, e.URL)
+			}
+			if e.Via == "" && e.rank != seedRank || e.Via != "" && e.rank > f.counts.CountHash(e.ck) {
+				t.Errorf("host %s: %s ranked %d, sketch %d", name, e.URL, e.rank, f.counts.CountHash(e.ck))
+			}
+			best = max(best, e.rank)
+		}
+		if len(h.pos) != len(h.window) {
+			t.Errorf("host %s: %d indexed, %d in the window", name, len(h.pos), len(h.window))
+		}
+		if len(h.window) > 0 && h.best != best {
+			t.Errorf("host %s: best %d, window's best %d", name, h.best, best)
+		}
+		if h.index >= 0 && h.pindex >= 0 {
+			t.Errorf("host %s is in both heaps", name)
+		}
+		if h.pindex >= 0 && f.prio[h.pindex] != h || h.index >= 0 && f.ready[h.index] != h {
+			t.Errorf("host %s: heap index out of date", name)
+		}
+	}
 }
 
 func addSeeds(t *testing.T, f *Frontier, seeds ...string) {
@@ -191,7 +232,7 @@ func TestOrderInlinksCoverage(t *testing.T) {
 		seeds = append(seeds, site.page(h, 0))
 	}
 	addSeeds(t, f, seeds...)
-	d := driver{release: true}
+	d := driver{release: true, after: func(int) { checkOrder(t, f) }}
 	if err := d.run(context.Background(), f, 8, site.fetch); err != nil {
 		t.Fatal(err)
 	}
