@@ -391,25 +391,26 @@ func (res *OrderResult) score(run *OrderRun, points int) {
 // simulate runs simulateOrder in fifo order, with exact in-link counts
 // and with each sketch width.
 func (res *OrderResult) simulate(cfg OrderConfig) error {
-	window := 0
-	add := func(name string, counters int, c inlinkCounter) {
-		run := OrderRun{Fetched: simulateOrder(res.Graph, res.Budget, cfg.Concurrency, window, c)}
+	add := func(name string, counters int, o simOptions) {
+		o.budget, o.concurrency = res.Budget, cfg.Concurrency
+		run := OrderRun{Fetched: simulateOrder(res.Graph, o)}
 		keep := res.Points
 		res.score(&run, 1)
 		res.Points = keep
 		res.Simulated = append(res.Simulated, OrderSimulation{Name: name, Counters: counters, TopShare: run.TopShare, PageRankSum: run.PageRankSum})
 	}
-	add("fifo", 0, nil)
-	add("exact", 0, make(exactCounter, res.Graph.Pages()))
-	window = frontier.DefaultInlinksHostWindow
-	add(fmt.Sprintf("exact, window %d", window), 0, make(exactCounter, res.Graph.Pages()))
-	window = 0
+	exact := func() inlinkCounter { return make(exactCounter, res.Graph.Pages()) }
+	add("fifo", 0, simOptions{})
+	add("exact", 0, simOptions{counter: exact()})
+	add("exact, hosts in turn", 0, simOptions{counter: exact(), hostsInTurn: true})
+	w := frontier.DefaultInlinksHostWindow
+	add(fmt.Sprintf("exact, window %d", w), 0, simOptions{counter: exact(), window: w})
 	for _, w := range cfg.SimSketchWidths {
 		s, err := countmin.New(countmin.Options{Rows: 4, Width: w})
 		if err != nil {
 			return err
 		}
-		add(fmt.Sprintf("count-min 4x%d", w), 4*w, sketchCounter{s})
+		add(fmt.Sprintf("count-min 4x%d", w), 4*w, simOptions{counter: sketchCounter{s}})
 	}
 	return nil
 }
@@ -664,7 +665,7 @@ func (res *OrderResult) report(cfg OrderConfig, took time.Duration, loadStart, l
 			"Without HTTP: rounds of %d fetches on distinct hosts (politeness: one fetch per host at a time), %d pages. "+
 			"fifo: each host's queue first in, first out, hosts in turn. The others: each host's queued page with the most in-links counted so far first (its root before all), "+
 			"the hosts whose best page has the most first; links counted once per fetched linking page when its round ends, exactly or in a count-min sketch of 4 rows with conservative update (it never underestimates). "+
-			"\"window\": only the first %d queued pages of each host (in discovery order) are candidates, as the crawl's frontier holds that many of a host's queue in memory under inlinks (frontier.DefaultInlinksHostWindow).\n\n", cfg.Concurrency, res.Budget, frontier.DefaultInlinksHostWindow)
+			"\"hosts in turn\": the hosts served in turn as fifo does, only each host's queue ordered by the counts. \"window\": only the first %d queued pages of each host (in discovery order) are candidates, as the crawl's frontier holds that many of a host's queue in memory under inlinks (frontier.DefaultInlinksHostWindow).\n\n", cfg.Concurrency, res.Budget, frontier.DefaultInlinksHostWindow)
 		b.WriteString("| simulated order | counters | top share | PageRank sum | top share / fifo | PageRank / fifo |\n|---|---:|---:|---:|---:|---:|\n")
 		base := res.Simulated[0]
 		for _, sim := range res.Simulated {

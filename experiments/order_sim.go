@@ -34,15 +34,29 @@ func pageHash(p int32) uint64 {
 func (c sketchCounter) add(p int32)          { c.s.AddHash(pageHash(p)) }
 func (c sketchCounter) count(p int32) uint32 { return c.s.CountHash(pageHash(p)) }
 
+// simOptions configure simulateOrder.
+type simOptions struct {
+	budget, concurrency int
+	// counter counts in-links; nil: fifo within each host.
+	counter inlinkCounter
+	// window > 0 makes only the first window pages of a host's queue (in
+	// discovery order) candidates, as a frontier that holds that many in
+	// memory.
+	window int
+	// hostsInTurn serves the hosts in turn, as fifo does, whatever their
+	// counts (always so without a counter).
+	hostsInTurn bool
+}
+
 // simulateOrder replays a crawl of g from the host roots without HTTP, in
 // rounds of at most concurrency fetches on distinct hosts, until budget
-// pages: with a nil counter as the crawler's fifo order does (each host's
-// queue first in, first out, hosts served in turn); with a counter, each
-// host's most linked-to queued page first (its root before all), and the
-// hosts whose best page has the most in-links first. A fetched page's
-// links are counted, one per linking page, when its round ends. It returns
-// the pages in fetch order.
-func simulateOrder(g *linkweb.Graph, budget, concurrency, window int, counter inlinkCounter) []int32 {
+// pages. Without a counter it orders as the crawler's fifo does (each
+// host's queue first in, first out, hosts served in turn); with one, each
+// host's most linked-to candidate first (its root before all) and, unless
+// hostsInTurn, the hosts whose best candidate has the most in-links first.
+// A fetched page's links are counted, one per linking page, when its round
+// ends. It returns the pages in fetch order.
+func simulateOrder(g *linkweb.Graph, o simOptions) []int32 {
 	queues := make([][]int32, g.Hosts())
 	seen := make([]bool, g.Pages())
 	for h := range queues {
@@ -50,18 +64,40 @@ func simulateOrder(g *linkweb.Graph, budget, concurrency, window int, counter in
 		queues[h], seen[r] = []int32{r}, true
 	}
 	var fetched []int32
-	next := 0 // fifo: the host served next
+	next := 0 // hosts in turn: the host served next
 	type pick struct {
 		host, at int
 		count    uint64
 	}
-	for len(fetched) < budget {
+	// best returns host h's best candidate and its count.
+	best := func(h int) (int, uint64) {
+		q := queues[h]
+		if o.counter == nil {
+			return 0, 0
+		}
+		if o.window > 0 {
+			q = q[:min(len(q), o.window)]
+		}
+		at, bc := -1, uint64(0)
+		for i, p := range q {
+			c := uint64(o.counter.count(p))
+			if int(p) == g.HostStart(h) {
+				c = math.MaxUint64 // seeds first
+			}
+			if at < 0 || c > bc {
+				at, bc = i, c
+			}
+		}
+		return at, bc
+	}
+	for len(fetched) < o.budget {
 		var round []pick
-		if counter == nil {
-			for i := 0; i < len(queues) && len(round) < concurrency; i++ {
+		if o.counter == nil || o.hostsInTurn {
+			for i := 0; i < len(queues) && len(round) < o.concurrency; i++ {
 				h := (next + i) % len(queues)
 				if len(queues[h]) > 0 {
-					round = append(round, pick{host: h})
+					at, c := best(h)
+					round = append(round, pick{host: h, at: at, count: c})
 				}
 			}
 			if len(round) > 0 {
@@ -69,22 +105,9 @@ func simulateOrder(g *linkweb.Graph, budget, concurrency, window int, counter in
 			}
 		} else {
 			for h, q := range queues {
-				best := -1
-				var bc uint64
-				if window > 0 {
-					q = q[:min(len(q), window)]
-				}
-				for i, p := range q {
-					c := uint64(counter.count(p))
-					if int(p) == g.HostStart(h) {
-						c = math.MaxUint64 // seeds first
-					}
-					if best < 0 || c > bc {
-						best, bc = i, c
-					}
-				}
-				if best >= 0 {
-					round = append(round, pick{host: h, at: best, count: bc})
+				if len(q) > 0 {
+					at, c := best(h)
+					round = append(round, pick{host: h, at: at, count: c})
 				}
 			}
 			slices.SortStableFunc(round, func(a, b pick) int {
@@ -96,14 +119,14 @@ func simulateOrder(g *linkweb.Graph, budget, concurrency, window int, counter in
 				}
 				return 0
 			})
-			round = round[:min(len(round), concurrency)]
+			round = round[:min(len(round), o.concurrency)]
 		}
 		if len(round) == 0 {
 			break
 		}
 		var done []int32
 		for _, pk := range round {
-			if len(fetched) == budget {
+			if len(fetched) == o.budget {
 				break
 			}
 			q := queues[pk.host]
@@ -114,8 +137,8 @@ func simulateOrder(g *linkweb.Graph, budget, concurrency, window int, counter in
 		}
 		for _, p := range done {
 			for _, t := range g.Out(int(p)) {
-				if counter != nil {
-					counter.add(t)
+				if o.counter != nil {
+					o.counter.add(t)
 				}
 				if !seen[t] {
 					seen[t] = true

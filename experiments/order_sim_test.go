@@ -57,11 +57,17 @@ func TestSimulateOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		name   string
-		window int
-		c      inlinkCounter
-	}{{"fifo", 0, nil}, {"exact", 0, make(exactCounter, g.Pages())}, {"exact, window 4", 4, make(exactCounter, g.Pages())}, {"count-min", 0, newSketchCounter(t, 256)}} {
-		got := simulateOrder(g, 1000, 8, tc.window, tc.c)
+		name string
+		o    simOptions
+	}{
+		{"fifo", simOptions{}},
+		{"exact", simOptions{counter: make(exactCounter, g.Pages())}},
+		{"exact, window 4", simOptions{counter: make(exactCounter, g.Pages()), window: 4}},
+		{"exact, hosts in turn", simOptions{counter: make(exactCounter, g.Pages()), hostsInTurn: true}},
+		{"count-min", simOptions{counter: newSketchCounter(t, 256)}},
+	} {
+		tc.o.budget, tc.o.concurrency = 1000, 8
+		got := simulateOrder(g, tc.o)
 		if len(got) != 1000 {
 			t.Fatalf("%s: %d pages fetched, want 1000", tc.name, len(got))
 		}
@@ -92,7 +98,7 @@ func TestSimulateOrder(t *testing.T) {
 		}
 	}
 	// The full budget of a small web is all of it.
-	if all := simulateOrder(g, g.Pages()+10, 8, 0, nil); len(all) != g.Pages() {
+	if all := simulateOrder(g, simOptions{budget: g.Pages() + 10, concurrency: 8}); len(all) != g.Pages() {
 		t.Errorf("fifo over the whole web fetched %d of %d pages", len(all), g.Pages())
 	}
 }
