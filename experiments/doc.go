@@ -21,6 +21,21 @@
 // does all of it and writes fp.csv (a trailing sweep column tells the rows
 // of the two sweeps apart), the plots (PNG and SVG) and report.md.
 //
+// # Crawl order
+//
+// RunOrder measures crawl orders rather than filters: it generates a web
+// with a known link graph (internal/linkweb), serves it on loopback, crawls
+// it once per OrderVariant per run (interleaved; in this process, or as
+// child processes of a crawler binary, OrderConfig.Crawler) with a page
+// budget, and scores each crawl's pages, in the order their fetches
+// started, by the share of the top pages by in-degree and the PageRank
+// they hold. It also simulates fifo, exact in-link order and count-min
+// sketches of several sizes on the same graph, and writes
+// order_runs.csv, order_curves.csv, plots and report.md. The web and the
+// simulations are deterministic for a seed; the crawls are not (fetches
+// complete in any order), hence several runs and intervals. A crawl's
+// state lives in OutDir/crawls and is removed after the crawl.
+//
 // # Guarantees
 //
 //   - Determinism: for given sources, options and seed, the plan, the

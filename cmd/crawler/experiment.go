@@ -21,6 +21,7 @@ var experimentKinds = []struct{ name, synopsis, summary string }{
 	{"fp", "--urls FILE[,FILE...] [flags]", "replay URL sets through the classic and multi-layer Bloom filters; write fp.csv, plots of false positives and timings, and report.md"},
 	{"plot", "--csv fp.csv [--out DIR]", "redraw the plots of a finished fp run from its fp.csv"},
 	{"similarity", "--warc FILE|DIR[,...] [flags]", "compare the near-duplicate methods of package neardup on pages read from WARC files"},
+	{"order", "[--pages N --hosts N --runs N --orders fifo,...] [flags]", "crawl a synthetic web with a known link graph in each crawl order, under a page budget; draw the share of the most linked-to pages and the PageRank fetched against the budget spent; report.md"},
 }
 
 // experimentUsage prints the kinds of experiment and how to get their flags.
@@ -40,7 +41,7 @@ func experimentUsage(w io.Writer) {
 func runExperiment(ctx context.Context, e env, args []string) error {
 	if len(args) == 0 {
 		experimentUsage(e.stderr)
-		return fmt.Errorf("%w: missing experiment kind (fp, plot or similarity)", errUsage)
+		return fmt.Errorf("%w: missing experiment kind (fp, plot, similarity or order)", errUsage)
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
@@ -52,8 +53,10 @@ func runExperiment(ctx context.Context, e env, args []string) error {
 		return runExperimentPlot(e, args[1:])
 	case "similarity":
 		return runExperimentSimilarity(ctx, e, args[1:])
+	case "order":
+		return runExperimentOrder(ctx, e, args[1:])
 	}
-	return fmt.Errorf("%w: unknown experiment %q (want fp, plot or similarity)", errUsage, args[0])
+	return fmt.Errorf("%w: unknown experiment %q (want fp, plot, similarity or order)", errUsage, args[0])
 }
 
 // runExperimentPlot redraws the plots of a finished run from its fp.csv.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -140,6 +141,74 @@ func TestExperimentFPSizedFromDataset(t *testing.T) {
 	}
 }
 
+// TestExperimentOrder runs the order experiment on a small web.
+func TestExperimentOrder(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	code, _, stderr := runCmd("", "experiment", "order", "--pages", "2000", "--hosts", "20", "--runs", "2", "--points", "5", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	runs, err := os.ReadFile(filepath.Join(out, "order_runs.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Header plus 2 runs of each order.
+	if lines := strings.Count(string(runs), "\n"); lines != 1+2*len(experiments.DefaultOrderVariants()) {
+		t.Errorf("order_runs.csv has %d lines:\n%s", lines, runs)
+	}
+	report, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "crawler experiment order --pages 2000 --hosts 20 --runs 2 --points 5 --out " + out; !strings.Contains(string(report), want) {
+		t.Errorf("report.md lacks the command %q", want)
+	}
+	for _, f := range []string{"order_top_share.png", "order_pagerank.svg", "order_curves.csv"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestExperimentOrderChild runs the order experiment's crawls as child
+// processes: this test binary, through a script, as the crawler.
+func TestExperimentOrderChild(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "crawler")
+	body := fmt.Sprintf("#!/bin/sh\nLAYERCRAWL_ORDER_CHILD=1 exec %q -test.run='^TestHelperOrderCrawler$' -- \"$@\"\n", os.Args[0])
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	code, _, stderr := runCmd("", "experiment", "order", "--pages", "1000", "--hosts", "10", "--runs", "1", "--orders", "fifo,inlinks:8192", "--crawler", script, "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	runs, err := os.ReadFile(filepath.Join(out, "order_runs.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(runs)), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[1], "fifo,fifo,0,1,100,") || !strings.HasPrefix(lines[2], "inlinks:8192,inlinks,8192,1,100,") {
+		t.Errorf("order_runs.csv: want a fifo and an inlinks:8192 run of 100 pages each:\n%s", runs)
+	}
+	report, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(report), "the crawler alone") {
+		t.Errorf("report.md does not say the CPU is the child's:\n%s", report)
+	}
+}
+
+// TestHelperOrderCrawler is the crawler of TestExperimentOrderChild.
+func TestHelperOrderCrawler(t *testing.T) {
+	if os.Getenv("LAYERCRAWL_ORDER_CHILD") == "" {
+		t.Skip("helper process for TestExperimentOrderChild")
+	}
+	os.Exit(run(context.Background(), env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}, flag.Args()))
+}
+
 func TestExperimentUsage(t *testing.T) {
 	tests := []struct {
 		args     []string
@@ -152,6 +221,12 @@ func TestExperimentUsage(t *testing.T) {
 		{[]string{"experiment", "-h"}, 0, "\n  plot "},
 		{[]string{"experiment", "-h"}, 0, "\n  similarity "},
 		{[]string{"experiment"}, 2, "\n  similarity "},
+		{[]string{"experiment", "-h"}, 0, "\n  order "},
+		{[]string{"experiment", "order", "--orders", "fifo,random", "--out", "OUT"}, 2, `unknown order "random"`},
+		{[]string{"experiment", "order", "--orders", "fifo,inlinks:x", "--out", "OUT"}, 2, "the expected URLs are not a positive integer"},
+		{[]string{"experiment", "order", "--pages", "10", "--hosts", "20", "--out", "OUT"}, 2, "Pages 10 below Hosts 20"},
+		{[]string{"experiment", "order", "--budget", "1.5", "--out", "OUT"}, 2, "Budget 1.5 not in (0, 1]"},
+		{[]string{"experiment", "order", "--host-exponent", "-1", "--out", "OUT"}, 2, "--host-exponent -1 is negative"},
 		{[]string{"experiment", "nope"}, 2, "unknown experiment"},
 		{[]string{"experiment", "fp"}, 2, "--urls is required"},
 		{[]string{"experiment", "fp", "--urls", "x", "--n", "0"}, 2, "not a positive integer"},
