@@ -86,6 +86,7 @@ func (c *Crawler) startRedis(ctx context.Context) error {
 		MaxPages:   o.MaxPages,
 		Lease:      o.Redis.Lease,
 		Now:        o.Now,
+		Started:    c.started,
 	})
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)
