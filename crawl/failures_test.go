@@ -413,7 +413,11 @@ func TestFailuresRedis(t *testing.T) {
 			o.Fetch.AllowPrivate = tc.allowPrivate
 			o.Retry = RetryOptions{Backoff: 20 * time.Millisecond}
 			start := time.Now()
-			runRedisWorkers(t, 1, o, testRedisPrefix(t, "failures"))
+			_, errs := runRedisWorkersErrs(t, 1, o, testRedisPrefix(t, "failures"))
+			// The refused seed was all there was to fetch.
+			if err := errs[0]; (err != nil || !tc.allowPrivate) && !errors.Is(err, ErrNoSeedFetched) {
+				t.Fatalf("Run = %v", err)
+			}
 			logs, _ := filepath.Glob(filepath.Join(dir, "crawl-*.log.jsonl"))
 			var lines []string
 			for _, l := range logs {
@@ -628,12 +632,19 @@ func TestFailedSeedRetriedOnResumeRedis(t *testing.T) {
 // report ErrNoSeedFetched when another worker of the crawl got responses
 // while it ran.
 func TestNoSeedFetchedRedisOtherWorker(t *testing.T) {
+	// The good worker's seed answers once the other worker has ended its
+	// own seed: that one started while this fetch was out.
 	fetching := make(chan struct{})
 	var once sync.Once
+	var other atomic.Pointer[Crawler]
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/" {
 			once.Do(func() { close(fetching) })
-			time.Sleep(time.Second) // still fetching when the other worker starts
+			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+				if c := other.Load(); c != nil && c.Stats().Fetch.Permanent.BlockedAddress > 0 {
+					break
+				}
+			}
 		}
 		fmt.Fprint(w, "page")
 	}))
@@ -665,6 +676,7 @@ func TestNoSeedFetchedRedisOtherWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer bad.Close()
+	other.Store(bad)
 	if err := bad.Run(context.Background()); err != nil {
 		t.Errorf("worker with a refused seed: Run = %v, want nil (the other worker fetched)", err)
 	}

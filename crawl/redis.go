@@ -87,6 +87,7 @@ func (c *Crawler) startRedis(ctx context.Context) error {
 		Order:      o.Order,
 		Lease:      o.Redis.Lease,
 		Now:        o.Now,
+		Started:    c.started,
 	})
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)

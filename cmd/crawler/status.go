@@ -55,10 +55,18 @@ func runStatus(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *asJSON {
-		return printJSON(e.stdout, redisStatusJSON{Prefix: *prefix, State: redisState(params, st), SeenSet: params, Stats: st, Workers: workers})
+	exact, isExact, err := redisfrontier.ReadExactStats(ctx, c)
+	if err != nil {
+		return err
 	}
-	printStatus(e.stdout, *prefix, params, st)
+	var exactp *redisfrontier.ExactStats
+	if isExact {
+		exactp = &exact
+	}
+	if *asJSON {
+		return printJSON(e.stdout, redisStatusJSON{Prefix: *prefix, State: redisState(params, st), SeenSet: params, Stats: st, Exact: exactp, Workers: workers})
+	}
+	printStatus(e.stdout, *prefix, params, st, exactp)
 	printWorkers(e.stdout, workers, time.Now())
 	return nil
 }
@@ -82,6 +90,9 @@ type redisStatusJSON struct {
 	State   string              `json:"state"`
 	SeenSet string              `json:"seen_set"`
 	Stats   redisfrontier.Stats `json:"stats"`
+	// Exact holds the exact duplicate check's counters; absent for a
+	// filter-only crawl.
+	Exact *redisfrontier.ExactStats `json:"exact,omitempty"`
 	// Workers are the workers that beat, live ones first.
 	Workers []redisfrontier.WorkerInfo `json:"workers"`
 }
@@ -99,8 +110,9 @@ func redisState(params string, st redisfrontier.Stats) string {
 }
 
 // printStatus writes the status report; state is "not started" when the
-// prefix holds no crawl, "finished" when nothing is queued or out.
-func printStatus(w io.Writer, prefix, params string, st redisfrontier.Stats) {
+// prefix holds no crawl, "finished" when nothing is queued or out. exact
+// is nil for a filter-only crawl.
+func printStatus(w io.Writer, prefix, params string, st redisfrontier.Stats, exact *redisfrontier.ExactStats) {
 	fmt.Fprintf(w, "crawl %q: %s\n", prefix, redisState(params, st))
 	fmt.Fprintf(w, "pages fetched %d, errors %d, completed %d, handed out %d\n", st.Pages, st.Errors, st.Done, st.Served)
 	fmt.Fprintf(w, "queued %d on %d waiting hosts, %d hosts in flight, %d URLs waiting for a retry (%d retries in all)\n",
@@ -119,6 +131,12 @@ func printStatus(w io.Writer, prefix, params string, st redisfrontier.Stats) {
 		fmt.Fprintf(w, "hosts in flight by worker lease id: %s\n", b.String())
 	}
 	fmt.Fprintf(w, "discovered new %d, duplicates %d\n", st.New, st.Dup)
+	switch {
+	case exact != nil:
+		fmt.Fprintf(w, "duplicate check: exact, 0 pages lost to the filter: %d false positives caught and queued, of %d \"maybe seen\" answers checked\n", exact.Caught, exact.Checks)
+	case params != "":
+		fmt.Fprintf(w, "duplicate check: filter-only (the filter's false positives are lost; a worker's summary estimates how many)\n")
+	}
 	fmt.Fprintf(w, "dead-worker recovery: %d leases ended by heartbeats, %d entries re-queued, %d completions finished\n", st.Reaped, st.Requeued, st.Reclaimed)
 	if params == "" {
 		params = "none"

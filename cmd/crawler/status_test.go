@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
@@ -70,7 +71,7 @@ func TestStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seen, err := redisfrontier.OpenSeen(ctx, c, redisfrontier.SeenOptions{Filter: mlbf.Options{ExpectedURLs: 1000}, Shards: 2})
+	seen, err := redisfrontier.OpenSeen(ctx, c, redisfrontier.SeenOptions{Filter: mlbf.Options{ExpectedURLs: 1000}, Shards: 2, Exact: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,12 +91,24 @@ func TestStatus(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
-	for _, want := range []string{"running", "queued 2 on 1 waiting hosts, 1 hosts in flight", "handed out 1", "discovered new 3", "hash=" + mlbf.HashID} {
+	for _, want := range []string{"running", "queued 2 on 1 waiting hosts, 1 hosts in flight", "handed out 1", "discovered new 3", "hash=" + mlbf.HashID,
+		"duplicate check: exact, 0 pages lost to the filter: 0 false positives caught and queued, of 0 \"maybe seen\" answers checked"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status output lacks %q:\n%s", want, out)
 		}
 	}
 	_ = e
+	// A seed list with a seen URL: one "maybe seen" answer checked.
+	if _, err := f.AddSeeds(ctx, []string{"http://a.test/", "http://c.test/"}); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = runStatusCmd(t, "--redis", url, "--redis-prefix", prefix, "--json")
+	var js struct {
+		Exact *redisfrontier.ExactStats `json:"exact"`
+	}
+	if err := json.Unmarshal([]byte(out), &js); code != 0 || err != nil || js.Exact == nil || *js.Exact != (redisfrontier.ExactStats{Checks: 1}) {
+		t.Errorf("status --json: exit %d, stderr %q, stdout %s; want the exact check's counters", code, errOut, out)
+	}
 }
 
 func TestStatusUsage(t *testing.T) {

@@ -163,6 +163,17 @@
 // finished by the next worker, which replays the seen-set calls under the
 // same ids and so gets the same answers. No discovered URL is lost.
 //
+// An entry that ends failed without a retry leaves a failure record (its
+// time and entry) in a hash beside the queues: [Frontier.RetryFailed]
+// queues them all again, each once whichever workers call it, and
+// AddSeeds queues again a seed given again that failed before the
+// worker's run began, when the crawl is idle. [Frontier.Defer] puts an
+// entry back at the head of its host's queue, its attempt count
+// unchanged, and holds the host for every worker until a given time: the
+// crawl's robots.txt prerequisite. Every response is counted in the
+// shared stats (Stats.Responses), so that a worker can tell a crawl that
+// fetched nothing.
+//
 // Every discovered link and redirect target passes the same checks as in
 // the single-machine frontier before the seen-set, through one
 // frontier.Admission per Frontier: scope, Allow/Deny, depth, redirect hops

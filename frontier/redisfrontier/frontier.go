@@ -57,6 +57,11 @@ type Options struct {
 	// have roughly synchronized clocks: ready times and lease expiries are
 	// wall-clock milliseconds.
 	Now func() time.Time
+	// Started is when this worker's run began: AddSeeds queues again a
+	// seed given again whose failure record is older (a new run of the
+	// crawl), not one that failed since (in this run, before this worker
+	// got to AddSeeds). Default: when Open is called.
+	Started time.Time
 }
 
 // EnsureDefaults fills in the zero fields with their defaults.
@@ -71,6 +76,9 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Started.IsZero() {
+		o.Started = o.Now()
 	}
 }
 
@@ -406,11 +414,12 @@ redis.call('HINCRBY', stats, 'new', n)
 redis.call('HINCRBY', stats, 'dup', tonumber(ARGV[8]))
 if h ~= '' then
   -- A URL that ended failed (no retry) leaves its record in the failed
-  -- hash, by URL, for RetryFailed and for a seed given again.
+  -- hash, by URL, for RetryFailed and for a seed given again: the time
+  -- (ms), a space, the entry.
   local fe = redis.call('HGET', out, h)
   if fe and ARGV[7] == '1' and ARGV[10] == '' then
     local ok, rec = pcall(cjson.decode, fe)
-    if ok and type(rec) == 'table' and type(rec.u) == 'string' then redis.call('HSET', tag..':failed', rec.u, fe) end
+    if ok and type(rec) == 'table' and type(rec.u) == 'string' then redis.call('HSET', tag..':failed', rec.u, ARGV[4] .. ' ' .. fe) end
   end
   redis.call('HDEL', out, h)
   redis.call('HDEL', tok, h)
@@ -464,9 +473,10 @@ func (f *Frontier) nowMS() int64 { return f.opts.Now().UnixMilli() }
 // key named by a hash of the list), and a worker that died half-way is
 // completed by the next caller, which replays the same seen-set batch. A
 // seed whose last attempt failed (it has a failure record: see
-// RetryFailed) is queued again, by one caller; a worker joining a crawl
-// while it runs may so queue a seed that failed in this crawl once more.
-// It returns how many seeds this call queued.
+// RetryFailed) is queued again, by one caller, when the crawl is idle (no
+// host ready or leased: a new run of a crawl that ran out of URLs); a
+// worker joining a running crawl leaves it. It returns how many seeds
+// this call queued.
 func (f *Frontier) AddSeeds(ctx context.Context, seeds []string) (int, error) {
 	var cands []record
 	var hosts, doms []any
@@ -505,21 +515,21 @@ func (f *Frontier) AddSeeds(ctx context.Context, seeds []string) (int, error) {
 		list.WriteByte('\n')
 	}
 	id := "seeds-" + strconv.FormatUint(fnv64(list.String()), 36)
+	// A seed given again whose last attempt failed is queued again:
+	// before the new seeds, while a finished crawl is still idle.
+	again, err := f.requeueFailedSeeds(ctx, cands)
+	if err != nil {
+		return 0, err
+	}
 	adds, _, dup, err := f.check(ctx, id, cands)
 	if err != nil {
-		return 0, err
+		return again, err
 	}
 	ok, err := f.commit(ctx, "", "", false, false, 0, dup, f.key("seeded:"+id), stage{}, adds)
-	if err != nil {
-		return 0, err
+	if err != nil || !ok {
+		return again, err
 	}
-	n := 0
-	if ok {
-		n = len(adds)
-	}
-	// A seed given again whose last attempt failed is queued again.
-	again, err := f.requeueFailedSeeds(ctx, cands)
-	return n + again, err
+	return again + len(adds), nil
 }
 
 // check runs the candidates through the seen-set under batch id and
@@ -860,14 +870,16 @@ func (f *Frontier) Responses(ctx context.Context) (uint64, error) {
 // requeueScript queues again URLs that ended failed: for each whose
 // failure record it deletes (so that of concurrent calls one queues it),
 // it appends the given entry to its host's queue and makes the host ready
-// unless it is leased. ARGV: tag, now (ms), then triples of (host, URL,
-// entry). It returns how many it queued.
+// unless it is leased. ARGV: tag, now (ms), whether to do so only while
+// the crawl is idle ("1": no host ready or leased), then triples of
+// (host, URL, entry). It returns how many it queued.
 var requeueScript = redis.NewScript(`
 local tag = ARGV[1]
 local now = tonumber(ARGV[2])
 local failed, ready, leases, nxt = tag..':failed', tag..':ready', tag..':leases', tag..':next'
+if ARGV[3] == '1' and (redis.call('ZCARD', ready) > 0 or redis.call('ZCARD', leases) > 0) then return 0 end
 local n = 0
-for i = 3, #ARGV, 3 do
+for i = 4, #ARGV, 3 do
   local h = ARGV[i]
   if redis.call('HDEL', failed, ARGV[i + 1]) == 1 then
     redis.call('RPUSH', tag..':q:'..h, ARGV[i + 2])
@@ -906,7 +918,7 @@ func (f *Frontier) RetryFailed(ctx context.Context) (int, error) {
 		if err != nil {
 			return total, fmt.Errorf("redisfrontier: read failure records: %w", err)
 		}
-		n, err := f.requeue(ctx, kv)
+		n, err := f.requeue(ctx, kv, false)
 		total += n
 		if err != nil || cursor == 0 {
 			return total, err
@@ -915,14 +927,15 @@ func (f *Frontier) RetryFailed(ctx context.Context) (int, error) {
 }
 
 // requeue queues again the failed URLs of kv (URL, record pairs, as the
-// failed hash holds them).
-func (f *Frontier) requeue(ctx context.Context, kv []string) (int, error) {
+// failed hash holds them); with idle, only while no host is ready or
+// leased.
+func (f *Frontier) requeue(ctx context.Context, kv []string, idle bool) (int, error) {
 	if len(kv) == 0 {
 		return 0, nil
 	}
-	args := []any{f.tag, f.nowMS()}
+	args := []any{f.tag, f.nowMS(), b01(idle)}
 	for i := 0; i+1 < len(kv); i += 2 {
-		e, err := decodeRecord(kv[i+1])
+		_, e, err := decodeFailed(kv[i+1])
 		if err != nil {
 			return 0, fmt.Errorf("redisfrontier: failure record of %.60q: %w", kv[i], err)
 		}
@@ -945,7 +958,24 @@ func (f *Frontier) requeue(ctx context.Context, kv []string) (int, error) {
 	return int(n), nil
 }
 
-// requeueFailedSeeds queues again the seeds whose last attempt failed.
+// decodeFailed parses a failure record: when it failed (ms) and the
+// entry.
+func decodeFailed(v string) (time.Time, frontier.Entry, error) {
+	ms, rec, ok := strings.Cut(v, " ")
+	at, err := strconv.ParseInt(ms, 10, 64)
+	if !ok || err != nil {
+		return time.Time{}, frontier.Entry{}, fmt.Errorf("%w: failure record %.60q: no time", ErrCorrupt, v)
+	}
+	e, err := decodeRecord(rec)
+	return time.UnixMilli(at), e, err
+}
+
+// requeueFailedSeeds queues again the seeds whose last attempt failed
+// before this worker's run (Options.Started), if the crawl is idle (a new
+// run of a crawl that ran out of URLs): a worker joining a running crawl
+// leaves them, and so does one whose seeds failed since it started, so
+// that a seed that failed in this run is not tried again because a worker
+// got to AddSeeds late.
 func (f *Frontier) requeueFailedSeeds(ctx context.Context, cands []record) (int, error) {
 	if len(cands) == 0 {
 		return 0, nil
@@ -965,11 +995,19 @@ func (f *Frontier) requeueFailedSeeds(ctx context.Context, cands []record) (int,
 	}
 	var kv []string
 	for i, v := range vals {
-		if s, ok := v.(string); ok {
+		s, ok := v.(string)
+		if !ok {
+			continue
+		}
+		at, _, err := decodeFailed(s)
+		if err != nil {
+			return 0, fmt.Errorf("redisfrontier: failure record of %.60q: %w", fields[i], err)
+		}
+		if at.Before(f.opts.Started) {
 			kv = append(kv, fields[i], s)
 		}
 	}
-	return f.requeue(ctx, kv)
+	return f.requeue(ctx, kv, true)
 }
 
 // Defer puts e, which Next handed out, back at the head of its host's

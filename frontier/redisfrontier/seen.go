@@ -744,25 +744,70 @@ func (s *Seen) Exact() bool { return s.buckets > 0 }
 
 // ExactStats counts a seen-set's exact checks, over all workers and runs.
 type ExactStats struct {
-	Checks uint64 // "maybe seen" answers of the filter checked
-	Caught uint64 // of those, new URLs after all: the filter's false positives
+	Checks uint64 `json:"checks"` // "maybe seen" answers of the filter checked
+	Caught uint64 `json:"caught"` // of those, new URLs after all: the filter's false positives
 }
 
 // ExactStats reads the exact check's counters of every shard (zero for a
 // filter-only seen-set).
 func (s *Seen) ExactStats(ctx context.Context) (ExactStats, error) {
-	var st ExactStats
 	if s.buckets == 0 {
-		return st, nil
+		return ExactStats{}, nil
 	}
-	cmds := make([]*redis.SliceCmd, s.shards)
-	err := s.pipelineRetry(ctx, func(ctx context.Context, p redis.Pipeliner) {
-		for sh := range cmds {
-			cmds[sh] = p.HMGet(ctx, s.exactStatsKey(sh), "checks", "caught")
-		}
-	})
+	st, err := readExactStats(ctx, s.c, s.shards)
 	if err != nil {
 		return st, s.wrapErr(err)
+	}
+	return st, nil
+}
+
+// ReadExactStats reads the exact check's counters of the crawl with the
+// client's prefix without opening its seen-set (for crawler status); ok
+// is false when the crawl has no seen-set or a filter-only one.
+func ReadExactStats(ctx context.Context, c *Client) (st ExactStats, ok bool, err error) {
+	params, err := ReadSeenParams(ctx, c)
+	if err != nil || params == "" {
+		return st, false, err
+	}
+	state, err := parseSeenState(params)
+	if err != nil || !state.exact {
+		return st, false, err
+	}
+	shards := 0
+	for _, f := range strings.Fields(params) {
+		if v, ok := strings.CutPrefix(f, "shards="); ok {
+			shards, err = strconv.Atoi(v)
+			if err != nil || shards < 1 {
+				return st, false, fmt.Errorf("%w: seen-set parameters: shards=%q", ErrCorrupt, v)
+			}
+		}
+	}
+	if shards == 0 {
+		return st, false, fmt.Errorf("%w: seen-set parameters without shards: %q", ErrCorrupt, params)
+	}
+	st, err = readExactStats(ctx, c, shards)
+	if err != nil {
+		return st, false, fmt.Errorf("redisfrontier: seen-set: %w", err)
+	}
+	return st, true, nil
+}
+
+// readExactStats sums the exact-check counters of the shards.
+func readExactStats(ctx context.Context, c *Client, shards int) (ExactStats, error) {
+	var st ExactStats
+	s := &Seen{c: c} // for the key names
+	cmds := make([]*redis.SliceCmd, shards)
+	err := c.retry(ctx, func(ctx context.Context) error {
+		_, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for sh := range cmds {
+				cmds[sh] = p.HMGet(ctx, s.exactStatsKey(sh), "checks", "caught")
+			}
+			return nil
+		})
+		return err
+	})
+	if err != nil {
+		return st, err
 	}
 	for sh, cmd := range cmds {
 		for i, v := range cmd.Val() {

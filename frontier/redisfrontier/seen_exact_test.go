@@ -146,6 +146,7 @@ func checkSeenExactAtomic(t *testing.T, c *Client, opts SeenOptions) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("%d keys: %d checks, %d false positives caught", len(keys), st.Checks, st.Caught)
 	if st.Caught == 0 {
 		t.Errorf("exact stats %+v: the filter made no false positive, the race tests nothing", st)
 	}
