@@ -31,6 +31,7 @@ func openPebble(dir string, opts Options, mustExist bool) (engine, error) {
 		Cache:            cache,
 		MemTableSize:     uint64(opts.MemTableSize),
 		ErrorIfNotExists: mustExist,
+		ReadOnly:         opts.ReadOnly,
 		Logger:           quietLogger{},
 		// A crawl's state is mostly a queue: entries are written, read
 		// back and deleted within minutes. Letting 8 flushed tables
