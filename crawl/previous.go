@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -191,6 +192,10 @@ func captureOfRecord(rec *storage.WARCRecord, file string) (Capture, bool) {
 	h := rec.Header
 	uri := strings.Trim(h.Get("WARC-Target-URI"), "<>")
 	if uri == "" || !strings.HasPrefix(uri, "http") {
+		return Capture{}, false
+	}
+	if u, err := url.Parse(uri); err != nil || u.Path == "/robots.txt" {
+		// The crawl fetches robots.txt on its own, not as a page.
 		return Capture{}, false
 	}
 	head, _, ok := storage.HTTPPayload(rec.Block)

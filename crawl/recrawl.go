@@ -71,7 +71,9 @@ func (c *Crawler) recordCapture(res *fetch.Result, prev, cp *Capture, final bool
 		switch {
 		case le.Recrawl == recrawlUnchanged:
 			k.unchanged.Add(1)
-		case prev == nil:
+		case prev == nil || prev.Status >= 400:
+			// No earlier page: a URL that failed then is new if it
+			// answers now.
 			if res.Status < 400 {
 				le.Recrawl = recrawlNew
 				k.fresh.Add(1)
