@@ -22,12 +22,12 @@ const (
 // RecrawlStats counts what became of the URLs of a crawl given earlier
 // crawls (Options.Previous); all zero without them.
 type RecrawlStats struct {
-	Previous   uint64 // URLs in the earlier crawls' capture history
-	Unchanged  uint64 // archived as revisits of their earlier capture (304, or the same payload)
-	Changed    uint64 // captured before, archived in full now
-	New        uint64 // fetched with no earlier capture
-	Gone       uint64 // captured before, a 4xx or 5xx now (after any retries)
-	BytesSaved uint64 // payload bytes the unchanged pages' revisits did not store again
+	Previous   uint64 `json:"previous"`    // URLs in the earlier crawls' capture history
+	Unchanged  uint64 `json:"unchanged"`   // archived as revisits of their earlier capture (304, or the same payload)
+	Changed    uint64 `json:"changed"`     // captured before, archived in full now
+	New        uint64 `json:"new"`         // fetched with no earlier capture
+	Gone       uint64 `json:"gone"`        // captured before, a 4xx or 5xx now (after any retries)
+	BytesSaved uint64 `json:"bytes_saved"` // payload bytes the unchanged pages' revisits did not store again
 }
 
 type recrawlCounts struct {
