@@ -438,3 +438,57 @@ func conditional(prev *Capture) fetch.Conditional {
 	}
 	return fetch.Conditional{ETag: prev.ETag, LastModified: prev.LastMod}
 }
+
+// previousLinks sets res's links, res being a 304 answered to prev's
+// validators, from prev's response record, read back from its WARC file:
+// with PreviousScopeSeeds the pages it links to are queued only so. A
+// record that cannot be read is logged, and the page's links are lost.
+func (c *Crawler) previousLinks(res *fetch.Result, prev *Capture) {
+	if prev.WARCFile == "" {
+		c.opts.Logger.Warn("the links of an unchanged page are not followed: its earlier capture's WARC file is not known (a revisit in a history rebuilt from WARC files)",
+			"url", res.URL, "previous", prev.RecordID)
+		return
+	}
+	body, contentType, err := readPreviousBody(prev, c.opts.Fetch.MaxBodySize)
+	if err != nil {
+		c.opts.Logger.Warn("the links of an unchanged page are not followed: its earlier capture cannot be read", "url", res.URL, "err", err)
+		return
+	}
+	old := &fetch.Result{URL: res.URL, Status: http.StatusOK, ContentType: contentType, Body: body, Base: res.Base}
+	c.fetcher.ParseLinks(old)
+	res.Links, res.Base = old.Links, old.Base
+}
+
+// readPreviousBody returns the decoded entity and Content-Type of prev's
+// response record.
+func readPreviousBody(prev *Capture, limit int64) ([]byte, string, error) {
+	f, err := os.Open(prev.WARCFile)
+	if err != nil {
+		return nil, "", err
+	}
+	defer f.Close()
+	if _, err := f.Seek(prev.Offset, io.SeekStart); err != nil {
+		return nil, "", err
+	}
+	rec, err := storage.NewWARCReader(f).Next()
+	if err != nil {
+		return nil, "", fmt.Errorf("%s at %d: %w", prev.WARCFile, prev.Offset, err)
+	}
+	if id := rec.Header.Get("WARC-Record-ID"); id != prev.RecordID {
+		return nil, "", fmt.Errorf("%s at %d: record %s, want %s", prev.WARCFile, prev.Offset, id, prev.RecordID)
+	}
+	head, _, ok := storage.HTTPPayload(rec.Block)
+	if !ok {
+		return nil, "", fmt.Errorf("%s at %d: no HTTP response", prev.WARCFile, prev.Offset)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(head)), nil)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s at %d: %w", prev.WARCFile, prev.Offset, err)
+	}
+	resp.Body.Close()
+	body, _, err := storage.DecodeResponse(rec.Block, limit)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s at %d: %w", prev.WARCFile, prev.Offset, err)
+	}
+	return body, resp.Header.Get("Content-Type"), nil
+}

@@ -437,3 +437,40 @@ func TestRecrawlBadPrevious(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestRecrawlScopeSeeds checks PreviousScopeSeeds: only the earlier seeds
+// are queued, and the links of a page answered 304 are read from its
+// earlier capture, so that the pages below it are checked too.
+func TestRecrawlScopeSeeds(t *testing.T) {
+	s := startRecrawlSite(t, map[string]recrawlPage{
+		"/":      {body: page("root", "/a"), etag: `"r"`},
+		"/a":     {body: page("a", "/b"), etag: `"a"`},
+		"/b":     {body: page("b v1"), etag: `"b1"`},
+		"/other": {body: page("other"), etag: `"o"`}, // captured first, linked from nowhere later
+	})
+	first, second := t.TempDir(), t.TempDir()
+	o := recrawlOptions(s, first)
+	o.Seeds = append(o.Seeds, s.srv.URL+"/other")
+	if _, err := run(t, context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	s.set("/b", recrawlPage{body: page("b v2"), etag: `"b2"`})
+	s.set("/other", recrawlPage{body: page("other v2"), etag: `"o2"`})
+	o = recrawlOptions(s, second, first)
+	o.Seeds = []string{s.srv.URL + "/"}
+	o.PreviousScope = PreviousScopeSeeds
+	if _, err := run(t, context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	got := make(map[string]string)
+	for _, e := range readLog(t, filepath.Join(second, "crawl.log.jsonl")) {
+		got[strings.TrimPrefix(e.URL, s.srv.URL)] = e.Recrawl
+	}
+	// /other was a seed of the first crawl: a seed of this one too.
+	want := map[string]string{"/": "unchanged", "/a": "unchanged", "/b": "changed", "/other": "changed"}
+	for path, w := range want {
+		if got[path] != w {
+			t.Errorf("%s: recrawl %q, want %q (log: %v)", path, got[path], w, got)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"runtime"
 	"time"
@@ -114,6 +115,9 @@ func (c *Crawler) visit(ctx context.Context, ent frontier.Entry) (out frontier.O
 			sink = shingles
 		}
 		c.fetcher.ParseLinksText(res, sink)
+		if res.Status == http.StatusNotModified && prev != nil && c.opts.PreviousScope == PreviousScopeSeeds {
+			c.previousLinks(res, prev)
+		}
 	}
 	out.Fetched = true
 	c.counters.fetched.Add(1)
