@@ -17,13 +17,14 @@ import (
 // conditional request and refers its revisit records to the response
 // record named here.
 type Capture struct {
-	URL     string    `json:"u"`           // canonical URL fetched
-	Status  int       `json:"s"`           // HTTP status of the fetch (200 for a 304 answered to a conditional request)
-	Fetched time.Time `json:"f"`           // when it was fetched
-	Depth   int       `json:"d"`           // hops from a seed; -1 when not known (a history rebuilt from WARC files)
-	Hops    string    `json:"h,omitempty"` // hop path from a seed
-	ETag    string    `json:"e,omitempty"` // ETag of the response (or of the earlier one, a 304 that had none)
-	LastMod string    `json:"l,omitempty"` // Last-Modified of the response, as the server wrote it
+	URL      string    `json:"u"`           // canonical URL fetched
+	Status   int       `json:"s"`           // HTTP status of the fetch (200 for a 304 answered to a conditional request)
+	Fetched  time.Time `json:"f"`           // when it was fetched
+	Depth    int       `json:"d"`           // hops from a seed; -1 when not known (a history rebuilt from WARC files)
+	Hops     string    `json:"h,omitempty"` // hop path from a seed
+	ETag     string    `json:"e,omitempty"` // ETag of the response (or of the earlier one, a 304 that had none)
+	LastMod  string    `json:"l,omitempty"` // Last-Modified of the response, as the server wrote it
+	Location string    `json:"g,omitempty"` // Location of a redirect
 
 	// The response record holding the payload: for a fetch archived as a
 	// revisit, the record it refers to (never a revisit: the chain ends

@@ -210,7 +210,7 @@ func captureOfRecord(rec *storage.WARCRecord, file string) (Capture, bool) {
 	date, _ := time.Parse(time.RFC3339Nano, h.Get("WARC-Date"))
 	c := Capture{
 		URL: uri, Status: resp.StatusCode, Fetched: date, Depth: -1,
-		ETag: resp.Header.Get("ETag"), LastMod: resp.Header.Get("Last-Modified"),
+		ETag: resp.Header.Get("ETag"), LastMod: resp.Header.Get("Last-Modified"), Location: resp.Header.Get("Location"),
 		PayloadDigest: h.Get("WARC-Payload-Digest"),
 	}
 	if _, payload, ok := storage.HTTPPayload(rec.Block); ok {

@@ -23,7 +23,7 @@ const (
 // crawls (Options.Previous); all zero without them.
 type RecrawlStats struct {
 	Previous   uint64 `json:"previous"`    // URLs in the earlier crawls' capture history
-	Unchanged  uint64 `json:"unchanged"`   // archived as revisits of their earlier capture (304, or the same payload)
+	Unchanged  uint64 `json:"unchanged"`   // archived as revisits of their earlier capture (304, or the same payload), or the same redirect again
 	Changed    uint64 `json:"changed"`     // captured before, archived in full now
 	New        uint64 `json:"new"`         // fetched with no earlier capture
 	Gone       uint64 `json:"gone"`        // captured before, a 4xx or 5xx now (after any retries)
@@ -81,6 +81,11 @@ func (c *Crawler) recordCapture(res *fetch.Result, prev, cp *Capture, final bool
 		case res.Status >= 400:
 			le.Recrawl = recrawlGone
 			k.gone.Add(1)
+		case res.Status >= 300 && res.Status < 400 && res.Status == prev.Status && res.Location == prev.Location:
+			// The same redirect: archived in full (a head alone), but
+			// nothing changed.
+			le.Recrawl = recrawlUnchanged
+			k.unchanged.Add(1)
 		default:
 			le.Recrawl = recrawlChanged
 			k.changed.Add(1)

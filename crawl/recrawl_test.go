@@ -25,6 +25,7 @@ type recrawlPage struct {
 	etag    string // sent as ETag when set
 	lastMod string // sent as Last-Modified when set
 	gone    bool   // answered 404
+	moved   string // answered 301 to this path
 }
 
 // recrawlSite is a site whose pages change between crawls and which
@@ -61,6 +62,10 @@ func (s *recrawlSite) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	if !ok || p.gone {
 		http.NotFound(w, r)
+		return
+	}
+	if p.moved != "" {
+		http.Redirect(w, r, p.moved, http.StatusMovedPermanently)
 		return
 	}
 	if p.etag != "" {
@@ -113,7 +118,7 @@ const (
 // recrawlPages is the first crawl's site: one page per case of a recrawl.
 func recrawlPages() map[string]recrawlPage {
 	return map[string]recrawlPage{
-		"/":        {body: page("index", "/both", "/etag", "/lastmod", "/neither", "/changed", "/gone", "/samebody"), etag: `"i1"`, lastMod: lm1},
+		"/":        {body: page("index", "/both", "/etag", "/lastmod", "/neither", "/changed", "/gone", "/samebody", "/redirect"), etag: `"i1"`, lastMod: lm1},
 		"/both":    {body: page("both"), etag: `"b1"`, lastMod: lm1},       // 304 on If-None-Match
 		"/etag":    {body: page("etag"), etag: `"e1"`},                     // 304 on If-None-Match
 		"/lastmod": {body: page("lastmod"), lastMod: lm1},                  // 304 on If-Modified-Since
@@ -123,6 +128,7 @@ func recrawlPages() map[string]recrawlPage {
 		// A new ETag and date (a touched file) but the same bytes: a 200
 		// of the same payload.
 		"/samebody": {body: page("samebody"), etag: `"s1"`, lastMod: lm1},
+		"/redirect": {moved: "/both"}, // the same redirect again: unchanged
 	}
 }
 
@@ -185,6 +191,7 @@ var wantRecrawl = map[string]struct {
 	"/changed":  {"changed", "", [2]string{`"c1"`, lm1}},
 	"/gone":     {"gone", "", [2]string{`"g1"`, ""}},
 	"/new":      {"new", "", [2]string{}},
+	"/redirect": {"unchanged", "", [2]string{}},
 	"/":         {"unchanged", storage.RevisitNotModified, [2]string{`"i1"`, lm1}},
 }
 
@@ -265,7 +272,7 @@ func checkRecrawl(t *testing.T, s *recrawlSite, c *Crawler, first, second string
 		}
 	}
 	st := c.Stats().Fetch.Recrawl
-	want := RecrawlStats{Previous: 8, Unchanged: 6, Changed: 1, New: 1, Gone: 1}
+	want := RecrawlStats{Previous: 9, Unchanged: 7, Changed: 1, New: 1, Gone: 1}
 	saved := st.BytesSaved
 	st.BytesSaved = 0
 	if st != want {

@@ -316,7 +316,7 @@ func (c *Crawler) record(ctx context.Context, ent frontier.Entry, res *fetch.Res
 		ex := exchange(res)
 		ex.Metadata = pageMetadata(ent, res)
 		cp := &Capture{URL: ent.URL, Status: res.Status, Fetched: res.FetchedAt, Depth: ent.Depth, Hops: ent.Hops,
-			ETag: res.Header.Get("ETag"), LastMod: res.Header.Get("Last-Modified")}
+			ETag: res.Header.Get("ETag"), LastMod: res.Header.Get("Last-Modified"), Location: res.Location}
 		ref, err := c.archiveResponse(ctx, ex, res, &le, a.prev, cp)
 		if err != nil {
 			return err

@@ -53,8 +53,8 @@ type Entry struct {
 
 	// A crawl given earlier crawls' captures (crawl.Options.Previous)
 	// says what became of each URL: "unchanged" (archived as a revisit of
-	// the earlier capture), "changed", "new" or "gone" (a 4xx or 5xx
-	// where a capture was); Previous names the earlier capture's response
+	// the earlier capture, or the same redirect again), "changed", "new"
+	// or "gone" (a 4xx or 5xx where a capture was); Previous names the earlier capture's response
 	// record (WARC-Record-ID) and PreviousDate its WARC-Date.
 	Recrawl      string    `json:"recrawl,omitempty"`
 	Previous     string    `json:"previous,omitempty"`
