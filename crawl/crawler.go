@@ -154,7 +154,7 @@ func New(opts Options) (_ *Crawler, err error) {
 	}
 	if opts.Redis == nil {
 		// The earlier crawls are checked before anything is created.
-		prev, err := checkPrevious(opts.Previous)
+		prev, err := checkPrevious(opts.Previous, opts.Dir)
 		if err != nil {
 			return nil, err
 		}

@@ -46,7 +46,7 @@ type previousSource struct {
 // checkPrevious checks every directory of Options.Previous and returns
 // them ready to import. It writes nothing anywhere: a state is opened
 // read-only, WARC files are read through once.
-func checkPrevious(dirs []string) (_ []previousSource, err error) {
+func checkPrevious(dirs []string, out string) (_ []previousSource, err error) {
 	var srcs []previousSource
 	defer func() {
 		if err != nil {
@@ -57,6 +57,9 @@ func checkPrevious(dirs []string) (_ []previousSource, err error) {
 		abs, err := filepath.Abs(dir)
 		if err != nil {
 			return nil, fmt.Errorf("%w %s: %w", ErrPrevious, dir, err)
+		}
+		if o, err := filepath.Abs(out); err == nil && o == abs {
+			return nil, fmt.Errorf("%w %s: the new crawl's own output directory", ErrPrevious, dir)
 		}
 		src, err := checkPreviousDir(abs)
 		if err != nil {

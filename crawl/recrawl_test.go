@@ -423,9 +423,13 @@ func TestRecrawlBadPrevious(t *testing.T) {
 		{"not a crawl", notCrawl, notCrawl},
 		{"bad WARC", badWARC, filepath.Join(badWARC, "warc", "x-00001.warc.gz")},
 		{"other format", otherFormat, "capture-history v9"},
+		{"itself", "", "own output directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
+			if tc.dir == "" {
+				tc.dir = out
+			}
 			o := recrawlOptions(s, out, good, tc.dir)
 			_, err := New(o)
 			if !errors.Is(err, ErrPrevious) {
