@@ -85,6 +85,10 @@ type Crawler struct {
 	// payloads is the payload index; nil with Options.NoRevisits, and in
 	// Redis mode until Run.
 	payloads PayloadIndex
+	// history is this crawl's capture history (local mode); hasPrevious
+	// says the store holds the earlier crawls' (Options.Previous).
+	history     *historyLog
+	hasPrevious bool
 	// nearDups is the near-duplicate check; nil when it is off, and in
 	// Redis mode until Run.
 	nearDups *nearDups
@@ -107,6 +111,7 @@ type counters struct {
 	cutLength, cutTime, cutDisconnect atomic.Uint64
 	pages                             atomic.Uint64
 	revisits, revisitBytes            atomic.Uint64
+	recrawl                           recrawlCounts
 	nearDuplicates, nearDupLinks      atomic.Uint64
 	nearDupNanos                      atomic.Uint64
 	retried, retriesExhausted         atomic.Uint64
@@ -148,13 +153,23 @@ func New(opts Options) (_ *Crawler, err error) {
 		c.colly = newCollyBridge(opts.Collector)
 	}
 	if opts.Redis == nil {
-		if err := c.openLocal(); err != nil {
+		// The earlier crawls are checked before anything is created.
+		prev, err := checkPrevious(opts.Previous, opts.Dir)
+		if err != nil {
+			return nil, err
+		}
+		err = c.openLocal()
+		if err == nil && len(prev) > 0 {
+			err = c.openPrevious(prev)
+		}
+		closePrevious(prev)
+		if err != nil {
 			return nil, err
 		}
 	} else {
 		c.redis = &redisMode{}
 	}
-	if opts.Redis == nil && len(opts.Seeds) == 0 && !c.resumed {
+	if opts.Redis == nil && len(opts.Seeds) == 0 && !c.resumed && !c.hasPrevious {
 		return nil, fmt.Errorf("%w: no seeds, and no crawl to resume in %s", ErrInvalidOptions, opts.StateDir)
 	}
 	if err := c.openOutput(); err != nil {
@@ -248,6 +263,13 @@ func (c *Crawler) Run(ctx context.Context) error {
 	added, err := c.queue.AddSeeds(ctx, c.opts.Seeds)
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)
+	}
+	if c.hasPrevious && c.front != nil {
+		n, err := c.queuePrevious(ctx)
+		if err != nil {
+			return err
+		}
+		added += n
 	}
 	if c.opts.RetryFailed {
 		var n int

@@ -72,6 +72,13 @@ func (c *Crawler) openLocal() error {
 			c.payloads = p
 		}
 	}
+	if o.Store == nil {
+		h, err := openHistoryLog(c.store)
+		if err != nil {
+			return err
+		}
+		c.history = h
+	}
 	if o.NearDuplicateThreshold >= 0 {
 		if err := c.openNearDups(nil); err != nil {
 			return err
@@ -195,6 +202,9 @@ func (c *Crawler) checkpoint(ctx context.Context) error {
 	if err := c.flushPayloads(); err != nil {
 		return err
 	}
+	if err := c.flushHistory(); err != nil {
+		return err
+	}
 	snap, ok := c.seen.(Snapshotter)
 	if !ok {
 		// Nothing to snapshot: the journal stays whole, and is replayed
@@ -274,7 +284,7 @@ func (c *Crawler) finalCheckpoint() error {
 	}
 	err := errors.Join(c.log.Sync(), c.archive.Sync(), c.saveNearDups(), c.saveInlinks())
 	if err == nil {
-		err = c.flushPayloads()
+		err = errors.Join(c.flushPayloads(), c.flushHistory())
 	}
 	if s, ok := c.store.(frontier.Syncer); ok {
 		err = errors.Join(err, s.Sync())

@@ -212,6 +212,22 @@ type Options struct {
 	// revisit record costs about 700 bytes, so a smaller payload saves
 	// nothing. Default DefaultRevisitMinSize (1024); negative: no minimum.
 	RevisitMinSize int64
+
+	// Previous lists the output directories (Dir) of earlier local crawls
+	// of the same sites. The crawl imports their capture history (from
+	// their state, or rebuilt from their WARC files when the state has
+	// none) into its own state, re-checks the URLs they fetched
+	// (PreviousScope) with conditional requests, and archives what did
+	// not change as revisit records of their responses: a 304 with
+	// profile server-not-modified, a 2xx of the same payload with
+	// identical-payload-digest. New checks every directory before it
+	// creates anything (ErrPrevious). Local mode only.
+	Previous []string
+	// PreviousScope says which of the earlier crawls' URLs are queued:
+	// PreviousScopeAll (the default) every one, at its recorded depth;
+	// PreviousScopeSeeds their seeds only (the others are fetched, with
+	// conditional requests, if links lead to them again).
+	PreviousScope string
 	// PayloadDigests bounds the payload index (in the store, or in
 	// Redis): the last PayloadDigests digests archived in full are
 	// remembered, about 150 bytes each on disk. Default
@@ -401,6 +417,9 @@ func (o *Options) EnsureDefaults() {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.PreviousScope == "" {
+		o.PreviousScope = PreviousScopeAll
+	}
 }
 
 // Validate reports whether the options can make a Crawler. It expects
@@ -414,6 +433,12 @@ func (o *Options) Validate() error {
 		return invalid("Dir is required unless both Log and Archive are given")
 	case o.Concurrency < 1:
 		return invalid("Concurrency %d is below 1", o.Concurrency)
+	case o.PreviousScope != PreviousScopeAll && o.PreviousScope != PreviousScopeSeeds:
+		return invalid("PreviousScope %q is not %q or %q", o.PreviousScope, PreviousScopeAll, PreviousScopeSeeds)
+	case len(o.Previous) > 0 && o.Redis != nil:
+		return invalid("Previous is not supported in Redis mode yet")
+	case len(o.Previous) > 0 && o.Store != nil:
+		return invalid("Previous needs the crawl's own state (StateDir), not Options.Store")
 	case !(o.FalsePositiveRate > 0 && o.FalsePositiveRate < 1):
 		return invalid("FalsePositiveRate %g is not in (0, 1)", o.FalsePositiveRate)
 	case o.ExactDedup && o.FilterOnly:

@@ -88,7 +88,7 @@ func TestRevisitsCompareWirePayloads(t *testing.T) {
 		res := &fetch.Result{URL: "http://wire.test" + r.path, Status: 200, FetchedAt: date, Body: []byte(page),
 			RawRequest: []byte("GET " + r.path + " HTTP/1.1\r\nHost: wire.test\r\nAccept-Encoding: gzip\r\n\r\n"), RawResponse: []byte(r.raw)}
 		var le storage.Entry
-		ref, err := c.archiveResponse(ctx, exchange(res), res, &le)
+		ref, err := c.archiveResponse(ctx, exchange(res), res, &le, nil, &Capture{})
 		if err != nil {
 			t.Fatalf("%s: %v", r.path, err)
 		}
@@ -206,7 +206,7 @@ func TestPayloadIndexPreviousFormat(t *testing.T) {
 	// The first archived response reports the drop.
 	raw := "HTTP/1.1 200 OK\r\nContent-Length: 20\r\n\r\n01234567890123456789"
 	res := &fetch.Result{URL: "http://new/2", Status: 200, FetchedAt: date, RawRequest: []byte("GET /2 HTTP/1.1\r\nHost: new\r\n\r\n"), RawResponse: []byte(raw)}
-	if _, err := c.archiveResponse(ctx, exchange(res), res, &storage.Entry{}); err != nil {
+	if _, err := c.archiveResponse(ctx, exchange(res), res, &storage.Entry{}, nil, &Capture{}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(logs.String(), "previous format dropped") || !strings.Contains(logs.String(), fmt.Sprintf("digests=%d", old)) {

@@ -111,9 +111,12 @@ func (s *sitemapState) acquire(ctx context.Context) (release func(), ok bool) {
 // fetchEntry fetches ent: a sitemap with the sitemap size limit (one byte
 // more, to tell a file of exactly MaxBytes from a longer one), anything
 // else with the fetcher's.
-func (c *Crawler) fetchEntry(ctx context.Context, ent frontier.Entry) (*fetch.Result, error) {
+func (c *Crawler) fetchEntry(ctx context.Context, ent frontier.Entry, prev *Capture) (*fetch.Result, error) {
 	if ent.Sitemap && !c.opts.NoSitemaps {
 		return c.fetcher.FetchBodyLimit(ctx, ent.URL, c.opts.Sitemap.MaxBytes+1)
+	}
+	if cond := conditional(prev); cond != (fetch.Conditional{}) {
+		return c.fetcher.FetchBodyIf(ctx, ent.URL, cond)
 	}
 	return c.fetcher.FetchBody(ctx, ent.URL)
 }

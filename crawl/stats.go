@@ -104,6 +104,7 @@ type FetchStats struct {
 	Sitemaps          SitemapStats
 	Revisits          uint64 // responses archived as WARC revisit records: their payload was archived before
 	RevisitBytes      uint64 // payload bytes those revisits did not store again
+	Recrawl           RecrawlStats
 
 	NearDuplicates            uint64        // HTML pages resembling an earlier page at Options.NearDuplicateThreshold
 	NearDuplicateLinksSkipped uint64        // links not followed: their page nearly duplicates an earlier page of its host (SkipNearDuplicateLinks)
@@ -187,6 +188,7 @@ func (c *Crawler) Stats() Stats {
 		Sitemaps:          c.sitemaps.stats(),
 		Revisits:          k.revisits.Load(),
 		RevisitBytes:      k.revisitBytes.Load(),
+		Recrawl:           k.recrawl.stats(),
 		Retried:           k.retried.Load(),
 		RetriesExhausted:  k.retriesExhausted.Load(),
 		Permanent:         k.permanent.stats(),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"runtime"
 	"time"
@@ -85,8 +86,12 @@ func (c *Crawler) visit(ctx context.Context, ent frontier.Entry) (out frontier.O
 		}
 		defer release()
 	}
+	prev, err := c.previousCapture(ent.URL)
+	if err != nil {
+		return out, time.Time{}, false, err
+	}
 	at, t0 := c.opts.Now(), time.Now()
-	res, ferr := c.fetchEntry(ctx, ent)
+	res, ferr := c.fetchEntry(ctx, ent, prev)
 	took := time.Since(t0)
 	if ferr != nil && ctx.Err() != nil {
 		return out, time.Time{}, false, nil
@@ -120,6 +125,9 @@ func (c *Crawler) visit(ctx context.Context, ent frontier.Entry) (out frontier.O
 			sink = shingles
 		}
 		c.fetcher.ParseLinksText(res, sink)
+		if res.Status == http.StatusNotModified && prev != nil && c.opts.PreviousScope == PreviousScopeSeeds {
+			c.previousLinks(res, prev)
+		}
 	}
 	out.Fetched = true
 	c.counters.fetched.Add(1)
@@ -128,7 +136,7 @@ func (c *Crawler) visit(ctx context.Context, ent frontier.Entry) (out frontier.O
 		return out, time.Time{}, false, err
 	}
 	out.RetryAt = retryAt
-	if err := c.record(ctx, ent, res, ferr, &out, nd, attemptInfo{reason: reason, exhausted: exhausted, at: at, took: took}); err != nil {
+	if err := c.record(ctx, ent, res, ferr, &out, nd, attemptInfo{reason: reason, exhausted: exhausted, at: at, took: took, prev: prev}); err != nil {
 		return out, time.Time{}, false, err
 	}
 	links, err := c.runHooks(ent, res, ferr, !retryAt.IsZero())
@@ -268,6 +276,7 @@ type attemptInfo struct {
 	exhausted bool
 	at        time.Time
 	took      time.Duration
+	prev      *Capture // the earlier crawls' capture of the URL; nil if none
 }
 
 // record archives a fetch's exchange, logs it, counts it, and sets the
@@ -316,8 +325,13 @@ func (c *Crawler) record(ctx context.Context, ent frontier.Entry, res *fetch.Res
 		}
 		ex := exchange(res)
 		ex.Metadata = pageMetadata(ent, res)
-		ref, err := c.archiveResponse(ctx, ex, res, &le)
+		cp := &Capture{URL: ent.URL, Status: res.Status, Fetched: res.FetchedAt, Depth: ent.Depth, Hops: ent.Hops,
+			ETag: res.Header.Get("ETag"), LastMod: res.Header.Get("Last-Modified"), Location: res.Location}
+		ref, err := c.archiveResponse(ctx, ex, res, &le, a.prev, cp)
 		if err != nil {
+			return err
+		}
+		if err := c.recordCapture(res, a.prev, cp, out.RetryAt.IsZero(), &le); err != nil {
 			return err
 		}
 		le.WARCFile, le.WARCRecordID = ref.File, ref.ResponseID

@@ -281,7 +281,7 @@ type exchange struct {
 }
 
 // exchange runs one GET through client, bounded by FetchTimeout.
-func (f *Fetcher) exchange(ctx context.Context, client *http.Client, u *url.URL, rawURL string, limit int64) (*exchange, error) {
+func (f *Fetcher) exchange(ctx context.Context, client *http.Client, u *url.URL, rawURL string, limit int64, cond Conditional) (*exchange, error) {
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, f.opts.FetchTimeout)
 	defer cancel()
@@ -298,6 +298,7 @@ func (f *Fetcher) exchange(ctx context.Context, client *http.Client, u *url.URL,
 		"Accept":          {f.opts.Accept},
 		"Accept-Encoding": {acceptEncoding},
 	}
+	cond.set(req.Header)
 	resp, err := client.Do(req)
 	if resp != nil {
 		resp.Body.Close() // roundTripper has read it: this is http.NoBody

@@ -53,7 +53,7 @@ func (f *Fetcher) FetchRobots(ctx context.Context, siteURL string) (*Robots, *Re
 	ctx, cancel := context.WithTimeout(ctx, f.opts.RobotsTimeout)
 	defer cancel()
 	raw := ru.String()
-	x, err := f.exchange(ctx, f.robotsClient, ru, raw, f.opts.MaxRobotsSize)
+	x, err := f.exchange(ctx, f.robotsClient, ru, raw, f.opts.MaxRobotsSize, Conditional{})
 	if x == nil {
 		return DisallowAllRobots(), nil, err
 	}

@@ -163,6 +163,8 @@ var (
 	statDone         = newStat("layercrawl_frontier_done_duration_seconds", "Time the frontier took to take a completed fetch (its links admitted and inserted in the duplicate filter, its batch stored), checkpoint waits included, this run.", prometheus.UntypedValue)
 	statPermanent    = newStat("layercrawl_permanent_failures_total", "URLs that ended at once without a retry, as the same request would fail the same way, by reason, this run.", prometheus.CounterValue, "reason")
 	statRobotsWait   = newStat("layercrawl_robots_waiting_sites", "Sites whose URLs wait for their robots.txt to answer (local mode).", prometheus.GaugeValue)
+	statRecrawl      = newStat("layercrawl_recrawl_pages_total", "With earlier crawls given (--previous): URLs by what became of them against their earlier capture, unchanged (archived as a revisit), changed, new or gone, this run.", prometheus.CounterValue, "outcome")
+	statRecrawlBytes = newStat("layercrawl_recrawl_saved_bytes_total", "With earlier crawls given (--previous): payload bytes the unchanged pages' revisit records did not store again, this run.", prometheus.CounterValue)
 	statDoneMax      = newStat("layercrawl_frontier_done_max_seconds", "Longest time the frontier took to take a completed fetch, this run.", prometheus.GaugeValue)
 
 	allStats = []statDesc{statPagesFetched, statPagesDone, statRobots, statTruncated, statLinksDropped, statDiscovered,
@@ -170,7 +172,7 @@ var (
 		statFill, statFPEstimated, statFPTarget, statFilterURLs, statFilterBytes, statFilterGens, statFilterCap, statPagesLost, statFPCaught, statStart,
 		statInMemory, statSpilled, statHostsWaiting, statSlowed, statEverSlowed, statThrottled,
 		statRetries, statExhausted, statRetrying, statRevisits, statRevisitBytes, statNearDups, statDone, statDoneMax,
-		statPermanent, statRobotsWait}
+		statPermanent, statRobotsWait, statRecrawl, statRecrawlBytes}
 )
 
 // Describe implements prometheus.Collector.
@@ -250,6 +252,12 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	put(statRevisits, float64(f.Revisits))
 	put(statRevisitBytes, float64(f.RevisitBytes))
 	put(statNearDups, float64(f.NearDuplicates))
+	r := f.Recrawl
+	put(statRecrawl, float64(r.Unchanged), "unchanged")
+	put(statRecrawl, float64(r.Changed), "changed")
+	put(statRecrawl, float64(r.New), "new")
+	put(statRecrawl, float64(r.Gone), "gone")
+	put(statRecrawlBytes, float64(r.BytesSaved))
 	d := f.Done
 	if len(d.Buckets) == len(crawl.DoneBuckets()) {
 		buckets := make(map[float64]uint64, len(d.Buckets))

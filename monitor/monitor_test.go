@@ -84,6 +84,7 @@ func sampleStats() crawl.Stats {
 		Started: time.Unix(1_700_000_000, 0),
 		Fetch: crawl.FetchStats{Fetched: 7, Pages: 7, FetchErrors: 1, HTTPErrors: 2, RobotsDisallowed: 3, TruncatedLength: 1,
 			Retried: 5, RetriesExhausted: 1, Revisits: 2, RevisitBytes: 300, NearDuplicates: 1,
+			Recrawl:   crawl.RecrawlStats{Previous: 20, Unchanged: 14, Changed: 3, New: 2, Gone: 1, BytesSaved: 9000},
 			Permanent: crawl.PermanentStats{BlockedAddress: 2, DNSNotFound: 1}, RobotsWaiting: 1,
 			Done: crawl.LatencyStats{Count: 9, Sum: 45 * time.Millisecond, Max: 30 * time.Millisecond,
 				Buckets: []uint64{2, 4, 6, 7, 7, 7, 8, 8, 9, 9, 9, 9, 9, 9, 9}}},
@@ -205,6 +206,11 @@ func TestMetrics(t *testing.T) {
 		{"layercrawl_revisits_total", nil, 2},
 		{"layercrawl_revisit_saved_bytes_total", nil, 300},
 		{"layercrawl_near_duplicates_total", nil, 1},
+		{"layercrawl_recrawl_pages_total", []string{"outcome", "unchanged"}, 14},
+		{"layercrawl_recrawl_pages_total", []string{"outcome", "changed"}, 3},
+		{"layercrawl_recrawl_pages_total", []string{"outcome", "new"}, 2},
+		{"layercrawl_recrawl_pages_total", []string{"outcome", "gone"}, 1},
+		{"layercrawl_recrawl_saved_bytes_total", nil, 9000},
 		{"layercrawl_frontier_done_duration_seconds", nil, 9},
 		{"layercrawl_frontier_done_max_seconds", nil, 0.03},
 		{"layercrawl_checkpoint_blocked_seconds", nil, 1},
@@ -258,6 +264,9 @@ func TestStatusJSON(t *testing.T) {
 		st.Totals.Retried != 5 || st.Totals.RetriesExhausted != 1 || st.Totals.Revisits != 2 || st.Totals.NearDuplicates != 1 ||
 		st.Queue.InMemory != 30 || st.Queue.Spilled != 10 || st.Queue.Retrying != 4 || st.Queue.Slowed != 2 {
 		t.Errorf("totals %+v queue %+v", st.Totals, st.Queue)
+	}
+	if st.Totals.Recrawl != nil {
+		t.Errorf("recrawl totals %+v in a crawl without earlier crawls", st.Totals.Recrawl)
 	}
 	if len(st.SlowedHosts) != 2 || st.SlowedHosts[0] != (SlowedRow{Host: "slow.example", DelayMillis: 4000}) {
 		t.Errorf("slowed hosts %+v", st.SlowedHosts)
@@ -482,5 +491,31 @@ func TestStatusWorkers(t *testing.T) {
 	}
 	if _, _, page := get(t, base+"/"); !strings.Contains(page, "<td>host-3</td><td>gone</td>") {
 		t.Errorf("the page does not list the gone worker")
+	}
+}
+
+// TestStatusRecrawl checks the recrawl counts of a crawl given earlier
+// crawls in the status document and on the page.
+func TestStatusRecrawl(t *testing.T) {
+	src := &fakeSource{s: sampleStats(), opts: crawl.Options{Previous: []string{"/crawls/week1"}}}
+	m, base := startMonitor(t, Options{}, src)
+	feed(m)
+	var st Status
+	waitFor(t, "the recrawl counts in the status", func() bool {
+		_, _, body := get(t, base+"/status.json")
+		if err := json.Unmarshal([]byte(body), &st); err != nil {
+			t.Fatal(err)
+		}
+		return st.Totals.Recrawl != nil
+	})
+	want := crawl.RecrawlStats{Previous: 20, Unchanged: 14, Changed: 3, New: 2, Gone: 1, BytesSaved: 9000}
+	if *st.Totals.Recrawl != want {
+		t.Errorf("recrawl totals %+v, want %+v", *st.Totals.Recrawl, want)
+	}
+	_, _, page := get(t, base+"/")
+	for _, s := range []string{`data-k="totals.recrawl.unchanged">14<`, `data-k="totals.recrawl.gone">1<`, `data-k="totals.recrawl.bytes_saved">9000<`} {
+		if !strings.Contains(page, s) {
+			t.Errorf("status page lacks %s", s)
+		}
 	}
 }

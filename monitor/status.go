@@ -78,6 +78,9 @@ type Totals struct {
 	RetriesExhausted uint64 `json:"retries_exhausted"`
 	Revisits         uint64 `json:"revisits"`
 	NearDuplicates   uint64 `json:"near_duplicates"`
+	// Recrawl counts what became of the URLs against the earlier crawls'
+	// captures (crawl.Options.Previous); absent without them.
+	Recrawl *crawl.RecrawlStats `json:"recrawl,omitempty"`
 }
 
 // Queue describes the frontier.
@@ -189,6 +192,10 @@ func (m *Monitor) buildStatus(s crawl.Stats, o *crawl.Options, rate []RatePoint,
 	st.Totals = Totals{Fetched: f.Fetched, FetchErrors: f.FetchErrors, HTTPErrors: f.HTTPErrors,
 		Pages: s.Pages, Errors: s.Errors, New: s.New, Duplicates: s.Duplicates,
 		Retried: f.Retried, RetriesExhausted: f.RetriesExhausted, Revisits: f.Revisits, NearDuplicates: f.NearDuplicates}
+	if len(o.Previous) > 0 {
+		r := f.Recrawl
+		st.Totals.Recrawl = &r
+	}
 	if n := len(rate); n > 0 {
 		st.Totals.PagesPerSecond = rate[n-1].PagesPerSecond
 	}

@@ -50,6 +50,15 @@ type Entry struct {
 	// REASON".
 	Attempt int       `json:"attempt,omitempty"`
 	RetryAt time.Time `json:"retry_at,omitzero"` // when the URL is fetched again
+
+	// A crawl given earlier crawls' captures (crawl.Options.Previous)
+	// says what became of each URL: "unchanged" (archived as a revisit of
+	// the earlier capture, or the same redirect again), "changed", "new"
+	// or "gone" (a 4xx or 5xx where a capture was); Previous names the earlier capture's response
+	// record (WARC-Record-ID) and PreviousDate its WARC-Date.
+	Recrawl      string    `json:"recrawl,omitempty"`
+	Previous     string    `json:"previous,omitempty"`
+	PreviousDate time.Time `json:"previous_date,omitzero"`
 }
 
 // CrawlLog appends Entries as JSON lines. It is safe for concurrent use.

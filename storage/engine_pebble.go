@@ -14,6 +14,8 @@ import (
 type pebbleEngine struct {
 	db  *pebble.DB
 	dfs *deferSyncFS // nil unless Options.DeferSync
+	// readOnly: Options.ReadOnly; close does not flush.
+	readOnly bool
 }
 
 // quietLogger drops pebble's informational messages (the crawler owns
@@ -31,6 +33,7 @@ func openPebble(dir string, opts Options, mustExist bool) (engine, error) {
 		Cache:            cache,
 		MemTableSize:     uint64(opts.MemTableSize),
 		ErrorIfNotExists: mustExist,
+		ReadOnly:         opts.ReadOnly,
 		Logger:           quietLogger{},
 		// A crawl's state is mostly a queue: entries are written, read
 		// back and deleted within minutes. Letting 8 flushed tables
@@ -70,7 +73,7 @@ func openPebble(dir string, opts Options, mustExist bool) (engine, error) {
 		}
 		return nil, fmt.Errorf("storage: open %s: %w", dir, err)
 	}
-	return &pebbleEngine{db: db, dfs: dfs}, nil
+	return &pebbleEngine{db: db, dfs: dfs, readOnly: opts.ReadOnly}, nil
 }
 
 func (e *pebbleEngine) name() string { return "pebble" }
@@ -148,6 +151,12 @@ func (e *pebbleEngine) close() error {
 	// in checksummed table files: damage to them is reported as ErrCorrupt,
 	// whereas damage to the newest write-ahead log is indistinguishable from
 	// a torn tail and replay would stop there.
+	if e.readOnly {
+		if err := e.db.Close(); err != nil {
+			return wrapPebbleErr(err)
+		}
+		return nil
+	}
 	if err := e.db.Flush(); err != nil {
 		e.db.Close()
 		return wrapPebbleErr(err)

@@ -65,6 +65,11 @@ func appendEntryJSON(dst []byte, e *Entry) (_ []byte, ok bool) {
 	if b, ok = appendJSONTimeField(b, `,"retry_at":`, e.RetryAt); !ok {
 		return dst, false
 	}
+	b = appendJSONStringField(b, `,"recrawl":`, e.Recrawl)
+	b = appendJSONStringField(b, `,"previous":`, e.Previous)
+	if b, ok = appendJSONTimeField(b, `,"previous_date":`, e.PreviousDate); !ok {
+		return dst, false
+	}
 	return append(b, "}\n"...), true
 }
 

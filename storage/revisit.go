@@ -10,6 +10,12 @@ import (
 // identical to an earlier response's (WARC 1.1, section 6.7.2).
 const RevisitProfile = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
 
+// RevisitNotModified is the WARC-Profile of a revisit record that archives
+// a 304 Not Modified answer to a conditional request (WARC 1.1, section
+// 6.7.3): its block is the 304 response, and the payload is the earlier
+// response's.
+const RevisitNotModified = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
+
 // Revisit names the earlier response whose payload an exchange repeats.
 type Revisit struct {
 	// TargetURI is the earlier response's WARC-Target-URI, written as
@@ -21,6 +27,9 @@ type Revisit struct {
 	// RecordID is the earlier response's WARC-Record-ID, written as
 	// WARC-Refers-To when set.
 	RecordID string
+	// Profile is the WARC-Profile; empty means RevisitProfile
+	// (identical-payload-digest).
+	Profile string
 }
 
 func (r *Revisit) validate() error {
@@ -31,6 +40,8 @@ func (r *Revisit) validate() error {
 		return fmt.Errorf("%w: revisit target URI %q", ErrInvalidExchange, r.TargetURI)
 	case r.Date.IsZero():
 		return fmt.Errorf("%w: revisit of %s without a date", ErrInvalidExchange, r.TargetURI)
+	case r.Profile != "" && r.Profile != RevisitProfile && r.Profile != RevisitNotModified:
+		return fmt.Errorf("%w: revisit profile %q", ErrInvalidExchange, r.Profile)
 	case strings.ContainsAny(r.RecordID, "\r\n \t"):
 		return fmt.Errorf("%w: revisit record id %q contains white space", ErrInvalidExchange, r.RecordID)
 	}
@@ -39,7 +50,11 @@ func (r *Revisit) validate() error {
 
 // fields appends the revisit record's own fields to common.
 func (r *Revisit) fields(common []warcField) []warcField {
-	f := append(common, warcField{"WARC-Profile", RevisitProfile})
+	profile := r.Profile
+	if profile == "" {
+		profile = RevisitProfile
+	}
+	f := append(common, warcField{"WARC-Profile", profile})
 	if r.RecordID != "" {
 		f = append(f, warcField{"WARC-Refers-To", r.RecordID})
 	}

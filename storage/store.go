@@ -77,6 +77,11 @@ type Options struct {
 	// than 4 GiB above the reserve are free.
 	// Default 3 × MemTableSize + 1 MiB (13 MiB); negative: no check.
 	DiskReserve int64
+	// ReadOnly opens an existing store for reading only: nothing in its
+	// directory is changed (a crawl reads an earlier crawl's state so),
+	// Write fails, and a directory without a store fails with ErrForeign.
+	// Default false.
+	ReadOnly bool
 
 	// engine selects the engine; nil means pebble. Only the tests and
 	// benchmarks that compare engines set it.
@@ -146,6 +151,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	fresh, err := isEmptyDir(dir)
 	if err != nil {
 		return nil, err
+	}
+	if fresh && opts.ReadOnly {
+		return nil, fmt.Errorf("%w: %s: no store (read-only open)", ErrForeign, dir)
 	}
 	if fresh {
 		if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -165,7 +165,11 @@ type WARCRef struct {
 	Length     int64  // compressed length of its records (request, response and any metadata)
 	RequestID  string // WARC-Record-ID of the request record
 	ResponseID string // WARC-Record-ID of the response record (of the revisit record, from WriteRevisit)
-	MetadataID string // WARC-Record-ID of the metadata record; empty if none
+	// ResponseOffset is the offset of the response (or revisit) record's
+	// gzip member, which follows the request's: where a reader of one
+	// record (a capture history, an index) seeks to.
+	ResponseOffset int64
+	MetadataID     string // WARC-Record-ID of the metadata record; empty if none
 }
 
 // WARCWriter writes WARC 1.1 files: a warcinfo record at the start of every
@@ -297,6 +301,7 @@ func (w *WARCWriter) write(ex *Exchange, of *Revisit) (WARCRef, error) {
 		reqHead, ex.RequestBody, PayloadDigest(ex.RequestBody), w.opts.GzipLevel); err != nil {
 		return WARCRef{}, err
 	}
+	reqLen := int64(len(b.out.b))
 	fields = append(slices.Clip(common), warcField{"WARC-Concurrent-To", reqID})
 	if len(ex.Response) > 0 {
 		err = b.rawResponse(ex, of, respID, date, fields, w.opts.GzipLevel)
@@ -337,7 +342,7 @@ func (w *WARCWriter) write(ex *Exchange, of *Revisit) (WARCRef, error) {
 		w.mu.Unlock()
 		return WARCRef{}, err
 	}
-	ref := WARCRef{File: w.name, Offset: off, Length: int64(len(b.out.b)), RequestID: reqID, ResponseID: respID, MetadataID: metaID}
+	ref := WARCRef{File: w.name, Offset: off, Length: int64(len(b.out.b)), RequestID: reqID, ResponseID: respID, ResponseOffset: off + reqLen, MetadataID: metaID}
 	// The writeback is started outside mu, like Sync's fsync (the call
 	// queues the pages' writes, 0.4 ms at the median here); a rotation
 	// meanwhile closes the file after it.

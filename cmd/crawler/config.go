@@ -79,7 +79,11 @@ func loadConfig(fs *flag.FlagSet, path string) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("config %s: %s: %w", path, name, err)
 		}
-		if _, repeatable := f.Value.(*regexpList); len(values) != 1 && !repeatable {
+		_, repeatable := f.Value.(*regexpList)
+		if _, ok := f.Value.(*stringList); ok {
+			repeatable = true
+		}
+		if len(values) != 1 && !repeatable {
 			return nil, fmt.Errorf("config %s: %s takes one value, not a list", path, name)
 		}
 		for _, s := range values {
@@ -187,6 +191,9 @@ func (l *regexpList) Set(s string) error {
 func resetLists(fs *flag.FlagSet) {
 	fs.VisitAll(func(f *flag.Flag) {
 		if l, ok := f.Value.(*regexpList); ok && len(*l.dst) > 0 {
+			l.fromConfig = true
+		}
+		if l, ok := f.Value.(*stringList); ok && len(*l.dst) > 0 {
 			l.fromConfig = true
 		}
 	})

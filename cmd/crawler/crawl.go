@@ -130,6 +130,15 @@ func crawlFlags(fs *flag.FlagSet, c *crawlCommand) {
 	fs.StringVar(&c.redis.Prefix, "redis-prefix", redisfrontier.DefaultPrefix, "with --redis: key prefix of the crawl, so that several crawls share one Redis")
 	fs.BoolVar(&c.redis.Cluster, "redis-cluster", false, "with --redis: Redis Cluster; further seed nodes as addr= query parameters of --redis")
 	c.monitor.define(fs)
+	// Recrawls: the capture history of earlier crawls.
+	fs.Var(&stringList{dst: &o.Previous}, "previous", "output directory (--out) of an earlier local crawl of the same sites (repeatable): its URLs are checked again with conditional requests (If-None-Match, If-Modified-Since) and what did not change is archived as WARC revisit records of its responses (a 304: profile server-not-modified; the same payload: identical-payload-digest); the capture history is read from DIR/state, or rebuilt from DIR/warc when the state has none. Every DIR is checked before anything is written to --out. Local mode only")
+	fs.Func("previous-scope", "with --previous: which of the earlier crawls' URLs are queued: all (every URL they fetched, at its depth; default) or seeds (their seeds; the others when links lead to them)", func(s string) error {
+		if s != crawl.PreviousScopeAll && s != crawl.PreviousScopeSeeds {
+			return fmt.Errorf("%q is not all or seeds", s)
+		}
+		o.PreviousScope = s
+		return nil
+	})
 	durationVar(fs, &c.redis.Lease, "redis-lease", 0, "with --redis: how long a worker holds a host per entry; a dead worker's entries go to another worker when it expires. Must exceed --fetch-timeout (default: the larger of 2m and twice --fetch-timeout)")
 	durationVar(fs, &c.redis.ConnectTimeout, "redis-connect-timeout", crawl.DefaultRedisConnectTimeout, "with --redis: give up (exit 1, naming the address and the last error) when Redis does not answer within this time at the start; once connected, a worker rides out outages of any length (-1: wait forever)")
 	durationVar(fs, &c.redis.Heartbeat, "redis-heartbeat", 0, "with --redis: how often a worker renews its liveness, which lasts 3 beats; a worker whose liveness expired (killed, stopped) has its hosts taken back by the others at their next beat, however long --redis-lease is, or, after a Redis outage, one beat after they are connected again; -1 for no heartbeat (default 2s)")
@@ -180,6 +189,9 @@ func runCrawl(ctx context.Context, e env, args []string) (err error) {
 		return fmt.Errorf("%w: --exact-dedup (the default, deprecated) contradicts --filter-only", errUsage)
 	}
 	if c.redis.URL != "" {
+		if len(o.Previous) > 0 {
+			return fmt.Errorf("%w: --previous is not supported with --redis yet (crawl locally, or without --previous)", errUsage)
+		}
 		if o.StateDir != "" {
 			return fmt.Errorf("%w: --state has no meaning with --redis (the crawl's state is in Redis)", errUsage)
 		}
@@ -213,11 +225,11 @@ func runCrawl(ctx context.Context, e env, args []string) (err error) {
 		}
 		defer func() { err = errors.Join(err, stop()) }()
 	}
-	if len(urls) == 0 && o.Redis == nil && !stateExists(o) {
+	if len(urls) == 0 && o.Redis == nil && !stateExists(o) && len(o.Previous) == 0 {
 		return fmt.Errorf("%w: no seeds: give URLs as arguments, or --seeds FILE", errUsage)
 	}
 	cr, err := crawl.New(*o)
-	if errors.Is(err, crawl.ErrInvalidOptions) || errors.Is(err, crawl.ErrCorruptState) {
+	if errors.Is(err, crawl.ErrInvalidOptions) || errors.Is(err, crawl.ErrCorruptState) || errors.Is(err, crawl.ErrPrevious) {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
 	if err != nil {
@@ -489,6 +501,10 @@ func printSummary(w io.Writer, cr *crawl.Crawler, interrupted, noSeed bool) {
 	}
 	if !o.NoRevisits {
 		fmt.Fprintf(w, "  exact duplicates  %d payloads archived before, written as WARC revisits: %d bytes saved\n", f.Revisits, f.RevisitBytes)
+	}
+	if r := f.Recrawl; len(o.Previous) > 0 {
+		fmt.Fprintf(w, "  recrawl           %d URLs captured before: %d unchanged (WARC revisits: %d bytes saved), %d changed, %d gone; %d new\n",
+			r.Previous, r.Unchanged, r.BytesSaved, r.Changed, r.Gone, r.New)
 	}
 	a := s.Admission
 	fmt.Fprintf(w, "  discovered        %d new, %d duplicates (%d known from the link cache); %d out of scope, %d filtered by --allow/--deny, %d beyond --max-depth, %d beyond --max-redirects, %d invalid\n",
