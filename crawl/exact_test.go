@@ -164,7 +164,7 @@ func TestFilterOnlySaltedLosses(t *testing.T) {
 // small: they froze before the crawl met most path segments, and their
 // one-block segment layers (the deep ones hold few segments), not full,
 // reject URLs the estimate (the integrity layer's rate, the worst case)
-// counts: 1.55-2.0x here from a third, 2.9-4.0x from a tenth, with 30-50
+// counts: 1.3-2.2x here from a third, 2.9-4.0x from a tenth, with 30-50
 // false positives. With the default first generation of 10 million URLs
 // every segment layer is full long before it freezes; mlbf's
 // shuffled-dataset test, whose generations froze full, is within 1.15x.

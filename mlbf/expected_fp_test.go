@@ -83,7 +83,7 @@ func datasetKeys(tb testing.TB, name string) [][]string {
 // distinct real URLs are inserted one after another (each TestAndAdd that
 // answers present is one), for filters filled to and past their capacity:
 // the estimate a filter-only crawl reports as its loss. EstimatedURLs ×
-// FalsePositiveRate, the estimate it replaced, is shown beside it: 4-8x
+// FalsePositiveRate, the estimate it replaced, is shown beside it: 5-6x
 // too high.
 func TestExpectedFalsePositivesDataset(t *testing.T) {
 	keys := datasetKeys(t, "govuk_transition_old.txt.gz") // 489,891 URLs, 499 hosts, deep paths
