@@ -425,7 +425,8 @@ func (s *localSeen) stats() FilterStats {
 	if s.grow != nil {
 		st := s.grow.Stats()
 		fs := FilterStats{Bytes: st.TotalBits / 8, EstimatedURLs: st.EstimatedURLs,
-			FalsePositiveRate: st.FalsePositiveRate, Generations: len(st.Generations)}
+			FalsePositiveRate: st.FalsePositiveRate, ExpectedFalsePositives: st.ExpectedFalsePositives,
+			Generations: len(st.Generations)}
 		for _, c := range st.Capacities {
 			fs.Capacity += c
 		}
@@ -435,7 +436,8 @@ func (s *localSeen) stats() FilterStats {
 		return fs
 	}
 	st := s.fixed.Stats()
-	fs := FilterStats{Bytes: s.fixed.TotalBits() / 8, EstimatedURLs: st.EstimatedURLs, FalsePositiveRate: st.FalsePositiveRate}
+	fs := FilterStats{Bytes: s.fixed.TotalBits() / 8, EstimatedURLs: st.EstimatedURLs, FalsePositiveRate: st.FalsePositiveRate,
+		ExpectedFalsePositives: st.ExpectedFalsePositives}
 	if n := len(st.Layers); n > 0 {
 		fs.Fill = st.Layers[n-1].FillRatio
 	}

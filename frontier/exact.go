@@ -70,9 +70,13 @@ type exactSet struct {
 }
 
 type exactStripe struct {
-	mu      sync.Mutex // protects the fields below and orders a URL's seen-set insert with its check
-	table   fpTable
-	spilled bool                // the table is full: fingerprints past it are only in the store
+	mu    sync.Mutex // protects table and pending, and orders a URL's seen-set insert with its check
+	table fpTable
+	// spilled: the table is full, fingerprints past it are only in the
+	// store. Set under mu and never cleared; committed reads it without
+	// mu, so that a commit leader takes no stripe lock while no stripe
+	// has spilled (see committed).
+	spilled atomic.Bool
 	pending map[uint64]struct{} // spilled: taken for new, not committed yet
 }
 
@@ -85,7 +89,7 @@ func newExactSet(s Store, memory int64) *exactSet {
 		st := &x.stripes[i]
 		st.pending = map[uint64]struct{}{}
 		if x.stripeLimit < fpTableMin {
-			st.spilled = true
+			st.spilled.Store(true)
 		}
 	}
 	return x
@@ -119,11 +123,11 @@ func (x *exactSet) lock(fp uint64) (unlock func()) {
 // table is full; it reports whether the table holds fp. The caller holds
 // the stripe's lock.
 func (x *exactSet) remember(s *exactStripe, fp uint64) bool {
-	if s.spilled {
+	if s.spilled.Load() {
 		return false
 	}
 	if s.table.full() && s.table.slots()*2 > x.stripeLimit {
-		s.spilled = true
+		s.spilled.Store(true)
 		return false
 	}
 	if s.table.add(fp) {
@@ -150,7 +154,7 @@ func (x *exactSet) check(fp uint64, maybe bool) (seen bool, err error) {
 		if _, ok := s.pending[fp]; ok {
 			return true, nil
 		}
-		if s.spilled {
+		if s.spilled.Load() {
 			x.lookups.Add(1)
 			_, err := x.store.Get(fingerprintKey(fp))
 			if err == nil {
@@ -169,15 +173,22 @@ func (x *exactSet) check(fp uint64, maybe bool) (seen bool, err error) {
 }
 
 // committed forgets the pending fingerprints of a batch the store now
-// holds (and answers Get for).
+// holds (and answers Get for). The commit leader calls it holding
+// commitMu, so it locks only spilled stripes: a stripe's lock may be held
+// by a worker waiting in the seen-set's insert (behind a checkpoint's
+// copy of the filter), and waiting for it here would hold every frontier
+// update behind that copy. A fingerprint is pending only if its stripe had
+// spilled when it was checked, before its op reached a commit: the load of
+// spilled then sees it set.
 func (x *exactSet) committed(ops []*op) {
 	for _, p := range ops {
 		for _, fp := range p.fps {
 			s := x.stripe(fp)
-			s.mu.Lock()
-			if s.spilled {
-				delete(s.pending, fp)
+			if !s.spilled.Load() {
+				continue
 			}
+			s.mu.Lock()
+			delete(s.pending, fp)
 			s.mu.Unlock()
 		}
 	}

@@ -97,7 +97,7 @@ func TestExactSetSpill(t *testing.T) {
 	}
 	spilled := 0
 	for i := range x.stripes {
-		if x.stripes[i].spilled {
+		if x.stripes[i].spilled.Load() {
 			spilled++
 		}
 		if n := len(x.stripes[i].pending); n != 0 {

@@ -323,6 +323,13 @@ type ScalableStats struct {
 	// EstimatedURLs sums the generations' Stats.EstimatedURLs: the
 	// distinct keys inserted, estimated from the fill.
 	EstimatedURLs float64
+	// ExpectedFalsePositives estimates the new keys reported present so
+	// far (Stats.ExpectedFalsePositives): a key inserted into generation
+	// i met the older generations, frozen at their final rate P, and
+	// generation i as it filled, so generation i contributes
+	// n_i·P + (1-P)·E_i, with n_i and E_i its Stats.EstimatedURLs and
+	// Stats.ExpectedFalsePositives.
+	ExpectedFalsePositives float64
 }
 
 // Stats describes the filter's generations. Under concurrent inserts it is
@@ -336,6 +343,7 @@ func (s *Scalable) Stats() ScalableStats {
 		gs := g.Stats()
 		st.Generations = append(st.Generations, gs)
 		st.TotalBits += g.TotalBits()
+		st.ExpectedFalsePositives += gs.EstimatedURLs*(1-pass) + pass*gs.ExpectedFalsePositives
 		pass *= 1 - gs.FalsePositiveRate
 		st.EstimatedURLs += gs.EstimatedURLs
 	}

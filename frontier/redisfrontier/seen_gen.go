@@ -809,6 +809,12 @@ type GrowthStats struct {
 	// model the generations are sized with), averaged over the shards
 	// (keys are routed to shards uniformly).
 	FalsePositiveRate float64
+	// ExpectedFalsePositives estimates the new keys taken for present so
+	// far, summed over the shards: per shard and generation, the keys it
+	// took times the older generations' compound rate, plus the rest
+	// times mlbf.BlockedExpectedFalsePositives (the rate integrated over
+	// the fill each key met), as mlbf.ScalableStats computes it.
+	ExpectedFalsePositives float64
 }
 
 // genState reads every shard's generation count and the keys its newest
@@ -973,7 +979,9 @@ func (s *Seen) Growth(ctx context.Context) (GrowthStats, error) {
 				st.Fill[i][l] += float64(counts[sh][i][l])
 				size[i][l] += float64(b)
 			}
-			pass *= 1 - mlbf.BlockedFalsePositiveRate(geo.lay.Hashes(), sizes[L], keys)
+			k := geo.lay.Hashes()
+			st.ExpectedFalsePositives += float64(keys)*(1-pass) + pass*mlbf.BlockedExpectedFalsePositives(k, sizes[L], keys)
+			pass *= 1 - mlbf.BlockedFalsePositiveRate(k, sizes[L], keys)
 		}
 		fp += 1 - pass
 		if g == len(s.grow.gens) && ns[sh] >= s.grow.gens[g-1].cap {
