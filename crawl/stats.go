@@ -253,7 +253,12 @@ func (c *Crawler) Stats() Stats {
 			k := lay.Hashes()
 			if f := s.Filter.Fill; f < 1 {
 				s.Filter.EstimatedURLs = -float64(m) / float64(k) * math.Log1p(-f)
-				s.Filter.FalsePositiveRate = mlbf.BlockedFalsePositiveRate(k, m, uint64(s.Filter.EstimatedURLs))
+				n := uint64(s.Filter.EstimatedURLs)
+				s.Filter.FalsePositiveRate = mlbf.BlockedFalsePositiveRate(k, m, n)
+				// The rate integrated over the inserts, as for a
+				// generation of a growing filter (the shards' blocks
+				// all alike, so one filter of their bits stands for them).
+				s.Filter.ExpectedFalsePositives = mlbf.BlockedExpectedFalsePositives(k, m, n)
 			} else {
 				s.Filter.FalsePositiveRate = 1
 			}
