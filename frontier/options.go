@@ -260,7 +260,7 @@ type Options struct {
 	// default 10,000,000.
 	ExpectedURLs uint64
 	// HostWindow is how many entries of one host's queue memory holds;
-	// default 64, DefaultInlinksHostWindow (256) with OrderInlinks, where
+	// default 64, DefaultInlinksHostWindow (1,024) with OrderInlinks, where
 	// they are the entries the most linked-to is chosen among.
 	HostWindow int
 	// MemoryWindow is how many entries memory holds in all; default
