@@ -331,7 +331,7 @@ func Open(ctx context.Context, opts Options) (*Frontier, error) {
 	if opts.Order == OrderInlinks {
 		f.counts = opts.Inlinks
 		if f.counts == nil {
-			rows, width := countmin.Estimate(opts.ExpectedURLs)
+			rows, width := InlinksSketchShape(opts.ExpectedURLs, opts.MaxPages)
 			if f.counts, err = countmin.New(countmin.Options{Rows: rows, Width: width}); err != nil {
 				return nil, fmt.Errorf("frontier: %w", err)
 			}

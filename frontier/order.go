@@ -43,6 +43,27 @@ const DefaultInlinksHostWindow = 1024
 // refill reads at least window/8 entries in one pass of the store.
 func topUpLevel(window int) int { return window - max(window/8, 1) }
 
+// InlinksKeysPerPage is how many distinct link targets a fetched page is
+// taken to count, to size the default sketch of a crawl capped at
+// Options.MaxPages (InlinksSketchShape).
+const InlinksKeysPerPage = 100
+
+// InlinksSketchShape returns the shape of the default in-link sketch of a
+// frontier with the given Options.ExpectedURLs and MaxPages:
+// countmin.Estimate of ExpectedURLs, or of MaxPages × InlinksKeysPerPage
+// when that is less. A capped crawl counts the links of at most MaxPages
+// pages, so a sketch for the default 10 million URLs (32 MiB) is mostly
+// counters no key reaches, yet every count misses the caches across it,
+// and the whole is written at each checkpoint. A resumed crawl keeps the
+// sketch it saved, whatever its new MaxPages.
+func InlinksSketchShape(expectedURLs uint64, maxPages int64) (rows, width int) {
+	n := expectedURLs
+	if maxPages > 0 && uint64(maxPages) < n/InlinksKeysPerPage {
+		n = uint64(maxPages) * InlinksKeysPerPage
+	}
+	return countmin.Estimate(n)
+}
+
 // seedRank ranks seeds above every count.
 const seedRank = math.MaxUint32
 

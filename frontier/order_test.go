@@ -410,3 +410,30 @@ func TestOrderInlinksServesBestCandidate(t *testing.T) {
 		t.Errorf("the crawl reached %d URLs, a weak test", len(seen))
 	}
 }
+
+// TestInlinksSketchShape: the default sketch is sized for ExpectedURLs,
+// or for MaxPages × InlinksKeysPerPage keys when that is less, and Open
+// builds it so.
+func TestInlinksSketchShape(t *testing.T) {
+	for _, tc := range []struct {
+		expected uint64
+		maxPages int64
+		width    int
+	}{
+		{10_000_000, 0, 1 << 21},         // no cap: ExpectedURLs
+		{10_000_000, -1, 1 << 21},        // negative: no cap
+		{10_000_000, 10_000, 1 << 17},    // 1,000,000 keys
+		{10_000_000, 1_000_000, 1 << 21}, // the cap is above ExpectedURLs
+		{10_000, 10_000, 1 << 11},        // ExpectedURLs is less
+		{10_000_000, 1, countmin.MinWidth},
+	} {
+		rows, width := InlinksSketchShape(tc.expected, tc.maxPages)
+		if rows != countmin.DefaultRows || width != tc.width {
+			t.Errorf("InlinksSketchShape(%d, %d) = %d × %d, want %d × %d", tc.expected, tc.maxPages, rows, width, countmin.DefaultRows, tc.width)
+		}
+	}
+	f := openTest(t, Options{Order: OrderInlinks, MaxPages: 10_000})
+	if w := f.Inlinks().Width(); w != 1<<17 {
+		t.Errorf("a frontier capped at 10,000 pages has a sketch %d wide, want %d", w, 1<<17)
+	}
+}
