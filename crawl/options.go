@@ -78,8 +78,9 @@ type Options struct {
 	// default: each host's URLs in discovery order, hosts in turn, close
 	// to breadth-first) or frontier.OrderInlinks (the most linked-to URLs
 	// first, by in-link counts from distinct fetched pages held in a
-	// count-min sketch sized from ExpectedURLs and kept in checkpoints;
-	// seeds first). Politeness is the same in both. Local mode only:
+	// count-min sketch sized from ExpectedURLs, or from MaxPages when less
+	// (frontier.InlinksSketchShape), and kept in checkpoints; seeds
+	// first). Politeness is the same in both. Local mode only:
 	// OrderInlinks with Redis is an error.
 	Order frontier.Order
 	// Fetch configures the HTTP fetcher: user agent, timeouts, body and

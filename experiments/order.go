@@ -645,7 +645,7 @@ func (res *OrderResult) report(cfg OrderConfig, took time.Duration, loadStart, l
 		}
 		st, sp, sc := summarize(top), summarize(pr), summarize(cpu)
 		meds[v.Name] = [3]float64{st.median, sp.median, sc.median}
-		sketch := sketchShape(v)
+		sketch := sketchShape(v, res.Budget)
 		fmt.Fprintf(&b, "| %s | %s | %s | %.0f | %.3f | %.3f [%.3f, %.3f] | %.3f | %.3f [%.3f, %.3f] | %.0f µs | %.2f s |\n",
 			v.Name, v.Order, sketch, summarize(pages).median, st.median, st.mean, st.lo, st.hi, sp.median, sp.mean, sp.lo, sp.hi, sc.median, summarize(wall).median)
 	}
@@ -677,7 +677,7 @@ func (res *OrderResult) report(cfg OrderConfig, took time.Duration, loadStart, l
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString(sketchNote(cfg.Variants))
+	b.WriteString(sketchNote(cfg.Variants, res.Budget))
 	b.WriteString("## Files\n\n")
 	for _, f := range res.Files {
 		fmt.Fprintf(&b, "- %s\n", f)

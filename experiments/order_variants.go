@@ -3,7 +3,6 @@ package experiments
 import (
 	"fmt"
 
-	"github.com/layercrawl/layercrawl/countmin"
 	"github.com/layercrawl/layercrawl/crawl"
 	"github.com/layercrawl/layercrawl/frontier"
 )
@@ -36,8 +35,9 @@ func configureOrder(o *crawl.Options, v OrderVariant) error {
 	return nil
 }
 
-// sketchShape describes the in-link sketch a variant's crawl gets.
-func sketchShape(v OrderVariant) string {
+// sketchShape describes the in-link sketch a variant's crawl of budget
+// pages gets.
+func sketchShape(v OrderVariant, budget int) string {
 	if !countsInlinks(v.Order) {
 		return "-"
 	}
@@ -45,20 +45,20 @@ func sketchShape(v OrderVariant) string {
 	if n == 0 {
 		n = crawl.DefaultExpectedURLs
 	}
-	rows, width := countmin.Estimate(n)
+	rows, width := frontier.InlinksSketchShape(n, int64(budget))
 	return fmt.Sprintf("%d × %d (%d KiB)", rows, width, 4*rows*width/1024)
 }
 
 // sketchNote is the report's paragraph on the count-min sketch's size.
-func sketchNote(vs []OrderVariant) string {
+func sketchNote(vs []OrderVariant, budget int) string {
 	s := "## The counting filter's size\n\n" +
-		"The crawl sizes its in-link sketch from --expected-urls (crawl.Options.ExpectedURLs, countmin.Estimate: 4 rows of the power of two at least expected/8 counters, at least 1,024); " +
+		"The crawl sizes its in-link sketch from --expected-urls, or from --max-pages × 100 when less (crawl.Options.ExpectedURLs and MaxPages, frontier.InlinksSketchShape: 4 rows of the power of two at least expected/8 counters, at least 1,024); " +
 		"the crawl exposes no other knob for it, so a variant with a smaller sketch sets --expected-urls, which also sizes the duplicate filter's first generation (it grows past it, so no URL is lost, at some CPU). " +
 		"A sketch only overestimates: a rarely linked URL that shares its counters with popular ones looks popular and is fetched early, in place of a truly popular one. " +
 		"The simulation above isolates that effect (same order, only the counts differ); the crawls (inlinks against the variants with a smaller --expected-urls, in the first table) measure it in the crawler.\n\n"
 	for _, v := range vs {
 		if countsInlinks(v.Order) {
-			s += fmt.Sprintf("- %s: sketch %s.\n", v.Name, sketchShape(v))
+			s += fmt.Sprintf("- %s: sketch %s.\n", v.Name, sketchShape(v, budget))
 		}
 	}
 	return s + "\n"

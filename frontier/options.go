@@ -253,14 +253,16 @@ type Options struct {
 	// Order is the order entries are handed out in; default OrderFIFO.
 	Order Order
 	// Inlinks holds the in-link counts of OrderInlinks; ignored with
-	// OrderFIFO. Default: a sketch sized for ExpectedURLs. A caller that
-	// persists it (Frontier.Inlinks) passes the loaded one on resume.
+	// OrderFIFO. Default: a sketch sized for ExpectedURLs, or for
+	// MaxPages × InlinksKeysPerPage keys when less
+	// (InlinksSketchShape). A caller that persists it (Frontier.Inlinks)
+	// passes the loaded one on resume.
 	Inlinks *countmin.Sketch
-	// ExpectedURLs sizes the default Inlinks sketch (countmin.Estimate);
+	// ExpectedURLs sizes the default Inlinks sketch (InlinksSketchShape);
 	// default 10,000,000.
 	ExpectedURLs uint64
 	// HostWindow is how many entries of one host's queue memory holds;
-	// default 64, DefaultInlinksHostWindow (256) with OrderInlinks, where
+	// default 64, DefaultInlinksHostWindow (1,024) with OrderInlinks, where
 	// they are the entries the most linked-to is chosen among.
 	HostWindow int
 	// MemoryWindow is how many entries memory holds in all; default

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"regexp"
 	"slices"
 	"strings"
@@ -287,5 +289,151 @@ func TestOrderInlinksPopularFirst(t *testing.T) {
 	}
 	if fetchedHubs[OrderInlinks] != 10 || fetchedHubs[OrderFIFO] != 0 {
 		t.Errorf("hubs fetched in 60 pages: fifo %d, inlinks %d; want 0 and 10", fetchedHubs[OrderFIFO], fetchedHubs[OrderInlinks])
+	}
+}
+
+// TestOrderInlinksWindowSlides: when a host's queue spilled past its
+// window, a serve frees a place that the next queued entry takes at once,
+// ranked by its count; it used to wait until the window was empty, so a
+// spilled URL that gained in-links was not a candidate, and its host was
+// ranked among the others by its window's leftovers.
+func TestOrderInlinksWindowSlides(t *testing.T) {
+	web := linkMap{
+		// Window of 2: /1 and /2 held, /hot and /3 spilled.
+		"http://a.test/": {"/1", "/2", "/hot", "/3"},
+		// /hot gains in-links from b while it waits in the store.
+		"http://b.test/":  {"/1", "/2", "http://a.test/hot"},
+		"http://b.test/1": {"http://a.test/hot"},
+	}
+	f := openTest(t, Options{Order: OrderInlinks, HostWindow: 2})
+	addSeeds(t, f, "http://a.test/", "http://b.test/")
+	got := crawlSteps(t, f, web, 5)
+	// After the seeds every URL has one in-link but /hot, with two: a/1
+	// goes first (a waited longest), and frees the place /hot takes; /hot
+	// then outranks b's URLs. Refilled only once empty, the window served
+	// a/1, b/1, a/2 and only then a/hot.
+	want := []string{"http://a.test/", "http://b.test/", "http://a.test/1", "http://a.test/hot", "http://b.test/1"}
+	if !slices.Equal(got, want) {
+		t.Errorf("fetched %v, want %v", got, want)
+	}
+}
+
+// TestOrderInlinksServesBestCandidate checks every serve of a crawl of a
+// random web with many hosts ready at once against a model of the order:
+// each host's candidates are the first HostWindow URLs of its queue in
+// discovery order, and the URL served has the most in-links (counted
+// exactly, one per linking page) among the candidates of its host and of
+// every other host, seeds above all.
+func TestOrderInlinksServesBestCandidate(t *testing.T) {
+	const hosts, pages, window = 6, 40, 3
+	rng := rand.New(rand.NewPCG(34, 1))
+	name := func(h, i int) string { return fmt.Sprintf("http://h%d.test/p%d", h, i) }
+	web := linkMap{}
+	var seeds []string
+	for h := range hosts {
+		seeds = append(seeds, name(h, 0))
+		for i := range pages {
+			var links []string
+			for range 2 + rng.IntN(5) {
+				// Mostly on the same host, targets skewed to low numbers.
+				th := h
+				if rng.IntN(4) == 0 {
+					th = rng.IntN(hosts)
+				}
+				links = append(links, name(th, int(float64(pages)*rng.Float64()*rng.Float64())))
+			}
+			web[name(h, i)] = links
+		}
+	}
+	f := openTest(t, Options{Order: OrderInlinks, HostWindow: window})
+	addSeeds(t, f, seeds...)
+	// The model: queues in discovery order, exact in-link counts.
+	queue := map[string][]string{}
+	hostOf := func(u string) string { return strings.SplitN(u, "/", 4)[2] }
+	seen := map[string]bool{}
+	for _, s := range seeds {
+		queue[hostOf(s)] = append(queue[hostOf(s)], s)
+		seen[s] = true
+	}
+	count := map[string]int{}
+	rank := func(u string) int {
+		if slices.Contains(seeds, u) {
+			return math.MaxInt
+		}
+		return count[u]
+	}
+	best := func(h string) int {
+		b := -1
+		for _, u := range queue[h][:min(window, len(queue[h]))] {
+			b = max(b, rank(u))
+		}
+		return b
+	}
+	for step := 0; ; step++ {
+		e, err := f.Next(context.Background())
+		if errors.Is(err, ErrExhausted) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := hostOf(e.URL)
+		i := slices.Index(queue[h], e.URL)
+		switch {
+		case i < 0 || i >= window:
+			t.Fatalf("step %d: served %s, at %d in its host's queue, window %d", step, e.URL, i, window)
+		case rank(e.URL) != best(h):
+			t.Fatalf("step %d: served %s with %d in-links, its host's candidates have %d", step, e.URL, rank(e.URL), best(h))
+		}
+		for o := range queue {
+			if b := best(o); o != h && b > rank(e.URL) {
+				t.Fatalf("step %d: served %s with %d in-links, host %s has a candidate with %d", step, e.URL, rank(e.URL), o, b)
+			}
+		}
+		queue[h] = slices.Delete(queue[h], i, i+1)
+		links := web[e.URL]
+		for _, l := range slices.Compact(slices.Sorted(slices.Values(links))) {
+			count[l]++
+		}
+		for _, l := range links {
+			if !seen[l] {
+				seen[l] = true
+				queue[hostOf(l)] = append(queue[hostOf(l)], l)
+			}
+		}
+		if err := f.Done(context.Background(), e, Outcome{Fetched: true, Links: links}); err != nil {
+			t.Fatal(err)
+		}
+		checkOrder(t, f)
+	}
+	if len(seen) < hosts*pages/2 {
+		t.Errorf("the crawl reached %d URLs, a weak test", len(seen))
+	}
+}
+
+// TestInlinksSketchShape: the default sketch is sized for ExpectedURLs,
+// or for MaxPages × InlinksKeysPerPage keys when that is less, and Open
+// builds it so.
+func TestInlinksSketchShape(t *testing.T) {
+	for _, tc := range []struct {
+		expected uint64
+		maxPages int64
+		width    int
+	}{
+		{10_000_000, 0, 1 << 21},         // no cap: ExpectedURLs
+		{10_000_000, -1, 1 << 21},        // negative: no cap
+		{10_000_000, 10_000, 1 << 17},    // 1,000,000 keys
+		{10_000_000, 1_000_000, 1 << 21}, // the cap is above ExpectedURLs
+		{10_000, 10_000, 1 << 11},        // ExpectedURLs is less
+		{10_000_000, 1, countmin.MinWidth},
+	} {
+		rows, width := InlinksSketchShape(tc.expected, tc.maxPages)
+		if rows != countmin.DefaultRows || width != tc.width {
+			t.Errorf("InlinksSketchShape(%d, %d) = %d × %d, want %d × %d", tc.expected, tc.maxPages, rows, width, countmin.DefaultRows, tc.width)
+		}
+	}
+	f := openTest(t, Options{Order: OrderInlinks, MaxPages: 10_000})
+	if w := f.Inlinks().Width(); w != 1<<17 {
+		t.Errorf("a frontier capped at 10,000 pages has a sketch %d wide, want %d", w, 1<<17)
 	}
 }
