@@ -712,6 +712,23 @@ func (f *Frontier) finishStage(ctx context.Context, host, token, blob string) er
 	return err
 }
 
+// takeLease removes and returns the oldest lease under which e is out, or
+// an error matching frontier.ErrNotOut.
+func (f *Frontier) takeLease(e frontier.Entry) (lease, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ls := f.out[e.URL]
+	if len(ls) == 0 {
+		return lease{}, fmt.Errorf("%w: %s", frontier.ErrNotOut, e.URL)
+	}
+	if len(ls) == 1 {
+		delete(f.out, e.URL)
+	} else {
+		f.out[e.URL] = ls[1:]
+	}
+	return ls[0], nil
+}
+
 // Done records the outcome of an entry handed out by Next: its links and
 // redirect target are checked and the new ones queued, the host's lease is
 // released and the host becomes ready after its politeness delay (across
@@ -722,20 +739,9 @@ func (f *Frontier) finishStage(ctx context.Context, host, token, blob string) er
 // waits in its host's retry set and is handed out again, as attempt
 // e.Attempt+1, once due; the host's other URLs go on meanwhile.
 func (f *Frontier) Done(ctx context.Context, e frontier.Entry, out frontier.Outcome) error {
-	f.mu.Lock()
-	ls := f.out[e.URL]
-	var l lease
-	if len(ls) > 0 {
-		l = ls[0]
-		if len(ls) == 1 {
-			delete(f.out, e.URL)
-		} else {
-			f.out[e.URL] = ls[1:]
-		}
-	}
-	f.mu.Unlock()
-	if len(ls) == 0 {
-		return fmt.Errorf("%w: %s", frontier.ErrNotOut, e.URL)
+	l, err := f.takeLease(e)
+	if err != nil {
+		return err
 	}
 	// Adaptive politeness, as on one machine: the host's throttle is
 	// shared in Redis, and only the worker holding its lease changes it.
@@ -1019,24 +1025,13 @@ func (f *Frontier) requeueFailedSeeds(ctx context.Context, cands []record) (int,
 // Done, as frontier.Frontier.Defer does. An entry whose lease expired
 // meanwhile is left where the expiry put it.
 func (f *Frontier) Defer(ctx context.Context, e frontier.Entry, until time.Time) error {
-	f.mu.Lock()
-	ls := f.out[e.URL]
-	var l lease
-	if len(ls) > 0 {
-		l = ls[0]
-		if len(ls) == 1 {
-			delete(f.out, e.URL)
-		} else {
-			f.out[e.URL] = ls[1:]
-		}
-	}
-	f.mu.Unlock()
-	if len(ls) == 0 {
-		return fmt.Errorf("%w: %s", frontier.ErrNotOut, e.URL)
+	l, err := f.takeLease(e)
+	if err != nil {
+		return err
 	}
 	// Rounded up, as a retry's due time.
 	due := (until.UnixNano() + int64(time.Millisecond) - 1) / int64(time.Millisecond)
-	err := f.c.retry(ctx, func(ctx context.Context) error {
+	err = f.c.retry(ctx, func(ctx context.Context) error {
 		return deferScript.Run(ctx, f.c.rdb, []string{f.key("ready")}, f.tag, l.host, l.token, due).Err()
 	})
 	if err != nil {
