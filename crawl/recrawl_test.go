@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -148,32 +147,13 @@ func recrawlOptions(s *recrawlSite, dir string, previous ...string) Options {
 	return o
 }
 
-// warcRecords reads every record of dir's WARC files.
+// warcRecords reads every record of dir's WARC files (dir/warc), in file
+// order; a directory without any fails the test.
 func warcRecords(t *testing.T, dir string) []*storage.WARCRecord {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "warc", "*.warc.gz"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no WARC files in %s: %v", dir, err)
-	}
-	slices.Sort(files)
-	var recs []*storage.WARCRecord
-	for _, path := range files {
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := storage.NewWARCReader(f)
-		for {
-			rec, err := r.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatalf("%s: %v", path, err)
-			}
-			recs = append(recs, rec)
-		}
-		f.Close()
+	recs := readWARCs(t, filepath.Join(dir, "warc"))
+	if len(recs) == 0 {
+		t.Fatalf("no WARC records in %s", dir)
 	}
 	return recs
 }
