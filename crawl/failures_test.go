@@ -147,12 +147,12 @@ func TestPermanentFailuresEndAtOnce(t *testing.T) {
 	}
 }
 
-// TestRobotsWaitRunsOut checks that a site whose robots.txt never answers
-// holds its URLs for Options.RobotsWait, fetching robots.txt again on its
-// own schedule, then logs them as robots-unavailable, once each, and
-// counts them.
-func TestRobotsWaitRunsOut(t *testing.T) {
-	var robotsCalls atomic.Int32
+// robotsDownCrawl serves a site of two pages whose robots.txt always
+// answers 503, counting its fetches, and returns options that crawl it
+// (no delay, quick retries of robots.txt) and wait wait for robots.txt.
+func robotsDownCrawl(t *testing.T, wait time.Duration) (*atomic.Int32, Options) {
+	t.Helper()
+	robotsCalls := new(atomic.Int32)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
 			robotsCalls.Add(1)
@@ -161,12 +161,21 @@ func TestRobotsWaitRunsOut(t *testing.T) {
 		}
 		fmt.Fprint(w, "page")
 	}))
-	defer srv.Close()
-	dir := t.TempDir()
-	o := Options{Seeds: []string{srv.URL + "/", srv.URL + "/b"}, Dir: dir, Concurrency: 2, ExpectedURLs: 1000, RobotsWait: 300 * time.Millisecond}
+	t.Cleanup(srv.Close)
+	o := Options{Seeds: []string{srv.URL + "/", srv.URL + "/b"}, Dir: t.TempDir(), Concurrency: 2, ExpectedURLs: 1000, RobotsWait: wait}
 	o.Politeness.Delay = -1
 	o.Fetch.AllowPrivate = true
 	o.Retry = RetryOptions{Backoff: 40 * time.Millisecond, MaxBackoff: 80 * time.Millisecond}
+	return robotsCalls, o
+}
+
+// TestRobotsWaitRunsOut checks that a site whose robots.txt never answers
+// holds its URLs for Options.RobotsWait, fetching robots.txt again on its
+// own schedule, then logs them as robots-unavailable, once each, and
+// counts them.
+func TestRobotsWaitRunsOut(t *testing.T) {
+	robotsCalls, o := robotsDownCrawl(t, 300*time.Millisecond)
+	dir := o.Dir
 	var waiting atomic.Int64
 	start := time.Now()
 	c, err := New(o)
@@ -453,21 +462,8 @@ func redisLog(t *testing.T, dir string) []storage.Entry {
 // Redis), not per worker; then they are logged robots-unavailable, once
 // each, with no retry spent, and counted.
 func TestRobotsWaitRunsOutRedis(t *testing.T) {
-	var robotsCalls atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/robots.txt" {
-			robotsCalls.Add(1)
-			http.Error(w, "down", http.StatusServiceUnavailable)
-			return
-		}
-		fmt.Fprint(w, "page")
-	}))
-	defer srv.Close()
-	dir := t.TempDir()
-	o := Options{Seeds: []string{srv.URL + "/", srv.URL + "/b"}, Dir: dir, Concurrency: 2, ExpectedURLs: 1000, RobotsWait: 600 * time.Millisecond}
-	o.Politeness.Delay = -1
-	o.Fetch.AllowPrivate = true
-	o.Retry = RetryOptions{Backoff: 40 * time.Millisecond, MaxBackoff: 80 * time.Millisecond}
+	robotsCalls, o := robotsDownCrawl(t, 600*time.Millisecond)
+	dir := o.Dir
 	start := time.Now()
 	stats, errs := runRedisWorkersErrs(t, 2, o, testRedisPrefix(t, "robotswait"))
 	took := time.Since(start)
