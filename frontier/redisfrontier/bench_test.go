@@ -169,48 +169,10 @@ func benchMLBF(b *testing.B, nolocal bool, inflight int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	const batch = 1000
-	var next, newCount atomic.Int64
-	errs := make(chan error, inflight)
 	cpu0 := serverCPU(b, c)
 	b.ResetTimer()
-	var wg sync.WaitGroup
-	for range inflight {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			present := make([]bool, batch)
-			keys := make([][]string, 0, batch)
-			for {
-				i := int(next.Add(batch)) - batch
-				if i >= b.N {
-					return
-				}
-				keys = keys[:0]
-				for ; i < b.N && len(keys) < batch; i++ {
-					keys = append(keys, segs[i%len(segs)])
-				}
-				if err := s.TestAndAddBatch(ctx, keys, present); err != nil {
-					errs <- err
-					return
-				}
-				n := 0
-				for _, p := range present[:len(keys)] {
-					if !p {
-						n++
-					}
-				}
-				newCount.Add(int64(n))
-			}
-		}()
-	}
-	wg.Wait()
+	news := driveSeen(b, s, segs, inflight)
 	b.StopTimer()
-	close(errs)
-	if err := <-errs; err != nil {
-		b.Fatal(err)
-	}
-	news := int(newCount.Load())
 	cpu := serverCPU(b, c) - cpu0
 	after := usedMemory(b, c)
 	var keyBytes int64
@@ -355,4 +317,50 @@ func BenchmarkBitPrimitives(b *testing.B) {
 			b.ReportMetric((serverCPU(b, c)-cpu0)*1e9/float64(3*b.N), "srvCPUns/probe")
 		})
 	}
+}
+
+// driveSeen sends b.N keys (segs, cycled) through s.TestAndAddBatch in
+// batches of 1,000 from inflight goroutines and returns how many it
+// answered new; an error fails the benchmark.
+func driveSeen(b *testing.B, s *Seen, segs [][]string, inflight int) int {
+	const batch = 1000
+	ctx := context.Background()
+	var next, newCount atomic.Int64
+	errs := make(chan error, inflight)
+	var wg sync.WaitGroup
+	for range inflight {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			present := make([]bool, batch)
+			keys := make([][]string, 0, batch)
+			for {
+				i := int(next.Add(batch)) - batch
+				if i >= b.N {
+					return
+				}
+				keys = keys[:0]
+				for ; i < b.N && len(keys) < batch; i++ {
+					keys = append(keys, segs[i%len(segs)])
+				}
+				if err := s.TestAndAddBatch(ctx, keys, present); err != nil {
+					errs <- err
+					return
+				}
+				n := 0
+				for _, p := range present[:len(keys)] {
+					if !p {
+						n++
+					}
+				}
+				newCount.Add(int64(n))
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		b.Fatal(err)
+	}
+	return int(newCount.Load())
 }

@@ -3,8 +3,6 @@ package redisfrontier
 import (
 	"context"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -95,40 +93,10 @@ func benchSeenExact(b *testing.B, exact bool) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	const batch, inflight = 1000, 4
-	var next atomic.Int64
-	errs := make(chan error, inflight)
 	cpu0 := serverCPU(b, c)
 	b.ResetTimer()
-	var wg sync.WaitGroup
-	for range inflight {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			present := make([]bool, batch)
-			keys := make([][]string, 0, batch)
-			for {
-				i := int(next.Add(batch)) - batch
-				if i >= b.N {
-					return
-				}
-				keys = keys[:0]
-				for ; i < b.N && len(keys) < batch; i++ {
-					keys = append(keys, segs[i%len(segs)])
-				}
-				if err := s.TestAndAddBatch(ctx, keys, present); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	driveSeen(b, s, segs, 4)
 	b.StopTimer()
-	close(errs)
-	if err := <-errs; err != nil {
-		b.Fatal(err)
-	}
 	cpu := serverCPU(b, c) - cpu0
 	after := usedMemory(b, c)
 	var exactBytes int64
