@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/layercrawl/layercrawl/internal/loopback"
 )
 
 // Web serves a Graph over HTTP on loopback. Its methods are safe for
@@ -38,7 +40,7 @@ func Start(g *Graph, addr string) (*Web, error) {
 	if err != nil {
 		return nil, fmt.Errorf("linkweb: listen: %w", err)
 	}
-	w := &Web{g: g, ln: loopbackOnly{ln}, port: ln.Addr().(*net.TCPAddr).Port, done: make(chan struct{})}
+	w := &Web{g: g, ln: loopback.Only{Listener: ln}, port: ln.Addr().(*net.TCPAddr).Port, done: make(chan struct{})}
 	w.srv = &http.Server{Handler: http.HandlerFunc(w.serve), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		defer close(w.done)
@@ -186,21 +188,4 @@ func (w *Web) serve(rw http.ResponseWriter, r *http.Request) {
 	rw.Header().Set("Content-Type", "text/html; charset=utf-8")
 	rw.Header().Set("Content-Length", strconv.Itoa(b.Len()))
 	_, _ = rw.Write([]byte(b.String()))
-}
-
-// loopbackOnly closes connections from non-loopback peers: the listener
-// binds every address so that all of 127.0.0.0/8 reaches it.
-type loopbackOnly struct{ net.Listener }
-
-func (l loopbackOnly) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			return nil, err
-		}
-		if ap, err := netip.ParseAddrPort(c.RemoteAddr().String()); err == nil && ap.Addr().Unmap().IsLoopback() {
-			return c, nil
-		}
-		c.Close()
-	}
 }

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/layercrawl/layercrawl/internal/loopback"
+
 	"github.com/layercrawl/layercrawl/internal/testdns"
 )
 
@@ -75,7 +77,7 @@ func Start(opts Options) (*Web, error) {
 		w.ip = ap.Addr()
 	}
 	if opts.Addressing == Loopback {
-		ln = loopbackOnly{ln}
+		ln = loopback.Only{Listener: ln}
 	}
 	var h http.Handler = http.HandlerFunc(w.serve)
 	if opts.Wrap != nil {
@@ -102,23 +104,6 @@ func build(opts Options, port int) *Web {
 	w.generate()
 	w.text, w.starts = corpus(opts.Seed)
 	return w
-}
-
-// loopbackOnly closes connections from non-loopback peers: a Loopback
-// web listens on every interface.
-type loopbackOnly struct{ net.Listener }
-
-func (l loopbackOnly) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			return nil, err
-		}
-		if ap, err := netip.ParseAddrPort(c.RemoteAddr().String()); err == nil && ap.Addr().Unmap().IsLoopback() {
-			return c, nil
-		}
-		c.Close()
-	}
 }
 
 // generate draws host sizes and popularity and names the hosts.
