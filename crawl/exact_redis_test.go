@@ -50,16 +50,7 @@ func TestRedisExactDedupCoverage(t *testing.T) {
 	t.Logf("filter alone: %d of %d URLs; estimated lost %.0f", len(lossy), len(want), s.LostToFilter)
 
 	got, s := redisWebURLs(t, w, 2, 200, 0.1, false)
-	if d := slices.Compact(slices.Clone(got)); len(d) != len(got) {
-		t.Errorf("%d URLs fetched twice", len(got)-len(d))
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("exact: fetched %d URLs, want %d; missing %v; unexpected %v",
-			len(got), len(want), sampleOf(missingFrom(want, got)), sampleOf(missingFrom(got, want)))
-	}
-	if s.FalsePositives == 0 || s.ExactChecks < s.FalsePositives || s.FilterOnly || s.LostToFilter != 0 {
-		t.Errorf("Stats: %d checks, %d false positives caught, filter-only %v, lost %g", s.ExactChecks, s.FalsePositives, s.FilterOnly, s.LostToFilter)
-	}
+	checkExactCrawl(t, got, want, s)
 	t.Logf("exact: %d, %d false positives caught in %d checks", len(got), s.FalsePositives, s.ExactChecks)
 }
 

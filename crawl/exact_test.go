@@ -50,16 +50,7 @@ func TestExactDedupCoverage(t *testing.T) {
 	}{{"memory", 0}, {"store", -1}} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, s := crawlExactWeb(t, w, false, tc.memory)
-			if d := slices.Compact(slices.Clone(got)); len(d) != len(got) {
-				t.Errorf("%d URLs fetched twice", len(got)-len(d))
-			}
-			if !slices.Equal(got, want) {
-				t.Errorf("exact: fetched %d URLs, want %d; missing %v; unexpected %v",
-					len(got), len(want), sampleOf(missingFrom(want, got)), sampleOf(missingFrom(got, want)))
-			}
-			if s.FalsePositives == 0 || s.ExactChecks < s.FalsePositives || s.FilterOnly || s.LostToFilter != 0 {
-				t.Errorf("Stats: %d checks, %d false positives caught, filter-only %v, lost %g", s.ExactChecks, s.FalsePositives, s.FilterOnly, s.LostToFilter)
-			}
+			checkExactCrawl(t, got, want, s)
 			if inMemory := tc.memory >= 0; inMemory != (s.ExactLookups == 0) {
 				t.Errorf("%d store lookups with ExactMemory %d", s.ExactLookups, tc.memory)
 			}
@@ -194,5 +185,22 @@ func TestLostToFilterEstimate(t *testing.T) {
 				t.Errorf("ExpectedFalsePositives = %.1f, caught %.0f: want %.2f-%.2fx", got, fp, 1/1.3, tc.hi)
 			}
 		})
+	}
+}
+
+// checkExactCrawl checks a crawl with the exact duplicate check: every URL
+// of want fetched once and nothing else, and its stats saying so (false
+// positives caught, none lost).
+func checkExactCrawl(t *testing.T, got, want []string, s Stats) {
+	t.Helper()
+	if d := slices.Compact(slices.Clone(got)); len(d) != len(got) {
+		t.Errorf("%d URLs fetched twice", len(got)-len(d))
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("exact: fetched %d URLs, want %d; missing %v; unexpected %v",
+			len(got), len(want), sampleOf(missingFrom(want, got)), sampleOf(missingFrom(got, want)))
+	}
+	if s.FalsePositives == 0 || s.ExactChecks < s.FalsePositives || s.FilterOnly || s.LostToFilter != 0 {
+		t.Errorf("Stats: %d checks, %d false positives caught, filter-only %v, lost %g", s.ExactChecks, s.FalsePositives, s.FilterOnly, s.LostToFilter)
 	}
 }
