@@ -51,6 +51,12 @@ func openPebble(dir string, opts Options, mustExist bool) (engine, error) {
 	if opts.fs != nil {
 		po.FS = opts.fs
 	}
+	if opts.ReadOnly {
+		if po.FS == nil {
+			po.FS = vfs.Default
+		}
+		po.FS = sharedLockFS{po.FS}
+	}
 	var dfs *deferSyncFS
 	if opts.DeferSync {
 		if po.FS == nil {

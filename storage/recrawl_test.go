@@ -89,6 +89,18 @@ func TestOpenReadOnly(t *testing.T) {
 	if v, err := ro.Get([]byte("k")); err != nil || string(v) != "v" {
 		t.Errorf("Get: %q, %v", v, err)
 	}
+	// Another reader at once (the workers of a Redis crawl read one
+	// earlier crawl's state together): pebble's own lock is exclusive.
+	ro2, err := Open(dir, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatalf("second read-only open: %v", err)
+	}
+	if v, err := ro2.Get([]byte("k")); err != nil || string(v) != "v" {
+		t.Errorf("second reader's Get: %q, %v", v, err)
+	}
+	if err := ro2.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if err := ro.Write(func(w Writer) error { return w.Set([]byte("k"), []byte("w")) }); err == nil {
 		t.Errorf("Write on a read-only store succeeded")
 	}
