@@ -85,10 +85,13 @@ type Crawler struct {
 	// payloads is the payload index; nil with Options.NoRevisits, and in
 	// Redis mode until Run.
 	payloads PayloadIndex
-	// history is this crawl's capture history (local mode); hasPrevious
-	// says the store holds the earlier crawls' (Options.Previous).
+	// history is this crawl's capture history; hasPrevious says captures
+	// holds the earlier crawls' (Options.Previous). captures is the store
+	// of both: the state's in local mode, the worker's own in Redis mode
+	// (openWorkerState); nil without either.
 	history     *historyLog
 	hasPrevious bool
+	captures    frontier.Store
 	// nearDups is the near-duplicate check; nil when it is off, and in
 	// Redis mode until Run.
 	nearDups *nearDups
@@ -159,6 +162,7 @@ func New(opts Options) (_ *Crawler, err error) {
 			return nil, err
 		}
 		err = c.openLocal()
+		c.captures = c.store
 		if err == nil && len(prev) > 0 {
 			err = c.openPrevious(prev)
 		}
@@ -168,6 +172,9 @@ func New(opts Options) (_ *Crawler, err error) {
 		}
 	} else {
 		c.redis = &redisMode{}
+		if err := c.openWorkerState(); err != nil {
+			return nil, err
+		}
 	}
 	if opts.Redis == nil && len(opts.Seeds) == 0 && !c.resumed && !c.hasPrevious {
 		return nil, fmt.Errorf("%w: no seeds, and no crawl to resume in %s", ErrInvalidOptions, opts.StateDir)
@@ -264,7 +271,7 @@ func (c *Crawler) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)
 	}
-	if c.hasPrevious && c.front != nil {
+	if c.hasPrevious {
 		n, err := c.queuePrevious(ctx)
 		if err != nil {
 			return err

@@ -71,6 +71,7 @@ const (
 	previousPrefix    = "x/q/" // + URL -> Capture: the earlier crawls' history, imported
 	historyVersionKey = "x/hv" // historyFormat
 	previousDoneKey   = "x/qd" // the earlier crawls' URLs were queued (a resume does not import again)
+	recordPrefix      = "x/r/" // + WARC-Record-ID -> responseLocation, while the earlier crawls are imported
 )
 
 // historyFormat is the capture history's format, written with its first
@@ -121,6 +122,18 @@ func openHistoryLog(st frontier.Store) (*historyLog, error) {
 		return nil, fmt.Errorf("crawl: capture history: %w", err)
 	}
 	return h, nil
+}
+
+// markVersion records the history's format in the store.
+func (h *historyLog) markVersion() error {
+	err := h.store.Write(func(w frontier.Writer) error { return w.Set([]byte(historyVersionKey), []byte(historyFormat)) })
+	if err != nil {
+		return fmt.Errorf("crawl: capture history: %w", err)
+	}
+	h.mu.Lock()
+	h.versioned = true
+	h.mu.Unlock()
+	return nil
 }
 
 // add records c; the batch is written once full.

@@ -53,7 +53,8 @@ type Options struct {
 	// Dir is the output directory: the crawl log (crawl.log.jsonl, or
 	// crawl-WORKER.log.jsonl in Redis mode) and the WARC files (warc/)
 	// go there unless Log and Archive are given. Required unless both
-	// are.
+	// are. In Redis mode the worker's own state, its capture history,
+	// goes to Dir/state-WORKER.
 	Dir string
 	// StateDir holds the local crawl's state: the embedded store (the
 	// queue and the journal of seen-set inserts) and the seen-set
@@ -214,7 +215,7 @@ type Options struct {
 	// nothing. Default DefaultRevisitMinSize (1024); negative: no minimum.
 	RevisitMinSize int64
 
-	// Previous lists the output directories (Dir) of earlier local crawls
+	// Previous lists the output directories (Dir) of earlier crawls
 	// of the same sites. The crawl imports their capture history (from
 	// their state, or rebuilt from their WARC files when the state has
 	// none) into its own state, re-checks the URLs they fetched
@@ -222,7 +223,11 @@ type Options struct {
 	// not change as revisit records of their responses: a 304 with
 	// profile server-not-modified, a 2xx of the same payload with
 	// identical-payload-digest. New checks every directory before it
-	// creates anything (ErrPrevious). Local mode only.
+	// creates anything (ErrPrevious). In Redis mode every worker is given
+	// the same directories (a Redis crawl's may all be given: its
+	// workers' state-WORKER directories are read, or its WARC files): it
+	// imports their history into its own state (Dir/state-WORKER), and
+	// the workers together queue each earlier URL once.
 	Previous []string
 	// PreviousScope says which of the earlier crawls' URLs are queued:
 	// PreviousScopeAll (the default) every one, at its recorded depth;
@@ -436,8 +441,8 @@ func (o *Options) Validate() error {
 		return invalid("Concurrency %d is below 1", o.Concurrency)
 	case o.PreviousScope != PreviousScopeAll && o.PreviousScope != PreviousScopeSeeds:
 		return invalid("PreviousScope %q is not %q or %q", o.PreviousScope, PreviousScopeAll, PreviousScopeSeeds)
-	case len(o.Previous) > 0 && o.Redis != nil:
-		return invalid("Previous is not supported in Redis mode yet")
+	case len(o.Previous) > 0 && o.Dir == "":
+		return invalid("Previous needs Dir: the crawl keeps the earlier crawls' capture history there")
 	case len(o.Previous) > 0 && o.Store != nil:
 		return invalid("Previous needs the crawl's own state (StateDir), not Options.Store")
 	case !(o.FalsePositiveRate > 0 && o.FalsePositiveRate < 1):

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -35,17 +36,20 @@ const (
 )
 
 // previousSource is one earlier crawl's output directory, checked: its
-// capture history is read from its state (state is open, read-only) or
-// rebuilt from its WARC files (state nil).
+// capture history is read from its states (open, read-only: state/ of a
+// local crawl, state-WORKER/ of each Redis worker that wrote there), or
+// rebuilt from its WARC files (states nil) when it has no state or one of
+// them has no history.
 type previousSource struct {
-	dir   string
-	state *storage.Store
-	warcs []string // paths, in name order
+	dir    string
+	states []*storage.Store
+	warcs  []string // paths, in name order
+	logs   []string // crawl logs (paths): the depths of a rebuilt history
 }
 
 // checkPrevious checks every directory of Options.Previous and returns
 // them ready to import. It writes nothing anywhere: a state is opened
-// read-only, WARC files are read through once.
+// read-only, WARC files and crawl logs are read through once.
 func checkPrevious(dirs []string, out string) (_ []previousSource, err error) {
 	var srcs []previousSource
 	defer func() {
@@ -70,8 +74,13 @@ func checkPrevious(dirs []string, out string) (_ []previousSource, err error) {
 	return srcs, nil
 }
 
-func checkPreviousDir(dir string) (previousSource, error) {
-	src := previousSource{dir: dir}
+func checkPreviousDir(dir string) (src previousSource, err error) {
+	src.dir = dir
+	defer func() {
+		if err != nil {
+			closePrevious([]previousSource{src})
+		}
+	}()
 	fi, err := os.Stat(dir)
 	if err != nil {
 		return src, fmt.Errorf("%w: %w", ErrPrevious, err)
@@ -84,46 +93,102 @@ func checkPreviousDir(dir string) (previousSource, error) {
 	warcs = append(warcs, plain...)
 	slices.Sort(warcs)
 	src.warcs = warcs
-	stateDir := filepath.Join(dir, "state")
-	if _, err := os.Stat(stateDir); err == nil {
-		st, err := storage.Open(stateDir, storage.Options{ReadOnly: true})
-		if err != nil {
-			return src, fmt.Errorf("%w %s: state: %w", ErrPrevious, stateDir, err)
-		}
-		v, err := st.Get([]byte(historyVersionKey))
-		switch {
-		case err == nil && string(v) == historyFormat:
-			src.state = st
-			return src, nil
-		case err == nil:
-			st.Close()
-			return src, fmt.Errorf("%w %s: capture history of format %q, this crawler reads %q (written by another version)", ErrPrevious, stateDir, v, historyFormat)
-		case errors.Is(err, storage.ErrNotFound):
-			// A state without a history (written before the crawl kept
-			// one): rebuilt from the WARC files.
-			st.Close()
-		default:
-			st.Close()
-			return src, fmt.Errorf("%w %s: state: %w", ErrPrevious, stateDir, err)
-		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	src.logs, _ = filepath.Glob(filepath.Join(dir, "crawl-*.log.jsonl"))
+	if _, err := os.Stat(filepath.Join(dir, "crawl.log.jsonl")); err == nil {
+		src.logs = append([]string{filepath.Join(dir, "crawl.log.jsonl")}, src.logs...)
+	}
+	stateDirs, _ := filepath.Glob(filepath.Join(dir, workerStatePrefix+"*"))
+	if fi, err := os.Stat(filepath.Join(dir, "state")); err == nil && fi.IsDir() {
+		stateDirs = append([]string{filepath.Join(dir, "state")}, stateDirs...)
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return src, fmt.Errorf("%w: %w", ErrPrevious, err)
 	}
-	if len(warcs) == 0 {
-		return src, fmt.Errorf("%w %s: not a crawl's output directory (no state/ with a capture history, no warc/*.warc.gz)", ErrPrevious, dir)
+	complete := len(stateDirs) > 0
+	for _, sd := range stateDirs {
+		st, err := openPreviousState(sd)
+		if err != nil {
+			return src, err
+		}
+		if st == nil {
+			complete = false
+			continue
+		}
+		src.states = append(src.states, st)
+	}
+	if complete {
+		return src, nil
+	}
+	// A state without a history (written before the crawl kept one, or
+	// by a worker that stopped before its first batch): the history is
+	// rebuilt from the WARC files, all of them.
+	closePrevious([]previousSource{src})
+	src.states = nil
+	if len(warcs) == 0 && len(src.logs) == 0 {
+		// A crawl log alone is the output of a crawl (a Redis worker)
+		// that archived nothing.
+		return src, fmt.Errorf("%w %s: not a crawl's output directory (no state/ with a capture history, no warc/*.warc.gz, no crawl log)", ErrPrevious, dir)
 	}
 	for _, path := range warcs {
 		if err := scanWARC(path, func(*Capture) error { return nil }); err != nil {
 			return src, err
 		}
 	}
+	for _, path := range src.logs {
+		if err := readPreviousLog(path, func(storage.Entry) error { return nil }); err != nil {
+			return src, err
+		}
+	}
 	return src, nil
+}
+
+// openPreviousState opens the state in dir read-only; it returns nil
+// when the state holds no capture history.
+func openPreviousState(dir string) (*storage.Store, error) {
+	st, err := storage.Open(dir, storage.Options{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("%w %s: state: %w", ErrPrevious, dir, err)
+	}
+	v, err := st.Get([]byte(historyVersionKey))
+	switch {
+	case err == nil && string(v) == historyFormat:
+		return st, nil
+	case err == nil:
+		st.Close()
+		return nil, fmt.Errorf("%w %s: capture history of format %q, this crawler reads %q (written by another version)", ErrPrevious, dir, v, historyFormat)
+	case errors.Is(err, storage.ErrNotFound):
+		st.Close()
+		return nil, nil
+	default:
+		st.Close()
+		return nil, fmt.Errorf("%w %s: state: %w", ErrPrevious, dir, err)
+	}
+}
+
+// readPreviousLog reads the crawl log at path.
+func readPreviousLog(path string, fn func(storage.Entry) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrPrevious, err)
+	}
+	defer f.Close()
+	var ferr error
+	err = storage.ReadCrawlLog(f, func(e storage.Entry) error {
+		ferr = fn(e)
+		return ferr
+	})
+	switch {
+	case ferr != nil:
+		return ferr
+	case err != nil:
+		return fmt.Errorf("%w: crawl log %s: %w", ErrPrevious, path, err)
+	}
+	return nil
 }
 
 func closePrevious(srcs []previousSource) {
 	for _, s := range srcs {
-		if s.state != nil {
-			s.state.Close()
+		for _, st := range s.states {
+			st.Close()
 		}
 	}
 }
@@ -235,21 +300,27 @@ func captureOfRecord(rec *storage.WARCRecord, file string) (Capture, bool) {
 
 // importPrevious copies the earlier crawls' capture histories into the
 // store under previousPrefix, streaming, in batches: for a URL captured by
-// several, the latest fetch wins. WARC files are given as paths.
+// several, the latest fetch wins. WARC files are given as paths. A history
+// rebuilt from WARC files takes the depths the metadata records do not
+// give from the crawl logs. A capture archived as a revisit is given the
+// WARC file and offset of the response record it refers to when that
+// record is among the earlier crawls' (revisits of this crawl's payload
+// index, and every revisit of a rebuilt history, name only its id).
 func (c *Crawler) importPrevious(srcs []previousSource) (int64, error) {
-	imp := &previousImport{store: c.store, norm: c.norm.Normalize, pending: make(map[string][]byte)}
+	imp := &previousImport{store: c.captures, norm: c.norm.Normalize, pending: make(map[string][]byte)}
 	for _, src := range srcs {
-		if src.state != nil {
+		for _, st := range src.states {
 			end := []byte(historyPrefix)
 			end[len(end)-1]++
 			var ierr error
-			err := src.state.Ascend([]byte(historyPrefix), end, func(_, v []byte) bool {
+			err := st.Ascend([]byte(historyPrefix), end, func(_, v []byte) bool {
 				cp, err := decodeCapture(v)
 				if err != nil {
 					ierr = fmt.Errorf("%w %s: %w", ErrPrevious, src.dir, err)
 					return false
 				}
-				if cp.WARCFile != "" {
+				if cp.WARCFile != "" && !filepath.IsAbs(cp.WARCFile) {
+					// The crawl's own file; an imported one is a path.
 					cp.WARCFile = filepath.Join(src.dir, "warc", cp.WARCFile)
 				}
 				ierr = imp.add(&cp)
@@ -261,6 +332,8 @@ func (c *Crawler) importPrevious(srcs []previousSource) (int64, error) {
 			if err != nil {
 				return imp.n, err
 			}
+		}
+		if src.states != nil {
 			continue
 		}
 		for _, path := range src.warcs {
@@ -274,32 +347,72 @@ func (c *Crawler) importPrevious(srcs []previousSource) (int64, error) {
 				return imp.n, err
 			}
 		}
+		for _, path := range src.logs {
+			if err := readPreviousLog(path, imp.depth); err != nil {
+				return imp.n, err
+			}
+		}
 	}
-	return imp.n, imp.flush()
+	if err := imp.flush(); err != nil {
+		return imp.n, err
+	}
+	if err := imp.resolve(); err != nil {
+		return imp.n, err
+	}
+	return imp.n, nil
 }
 
 // previousImport is importPrevious's batch.
 type previousImport struct {
-	store   frontier.Store
-	norm    func(string) (string, error)
-	pending map[string][]byte
-	n       int64
+	store      frontier.Store
+	norm       func(string) (string, error)
+	pending    map[string][]byte
+	n          int64
+	unresolved bool // a capture names its response by id alone
+}
+
+// get returns the value of key, pending or stored.
+func (p *previousImport) get(key string) ([]byte, bool, error) {
+	if v, ok := p.pending[key]; ok {
+		return v, true, nil
+	}
+	v, err := p.store.Get([]byte(key))
+	switch {
+	case err == nil:
+		return v, true, nil
+	case errors.Is(err, frontier.ErrNotFound):
+		return nil, false, nil
+	}
+	return nil, false, fmt.Errorf("crawl: import previous captures: %w", err)
+}
+
+func (p *previousImport) put(key string, v []byte) error {
+	p.pending[key] = v
+	if len(p.pending) >= historyBatch {
+		return p.flush()
+	}
+	return nil
 }
 
 func (p *previousImport) add(cp *Capture) error {
 	if u, err := p.norm(cp.URL); err == nil {
 		cp.URL = u
 	}
-	key := previousPrefix + cp.URL
-	old, ok := p.pending[key]
-	if !ok {
-		v, err := p.store.Get([]byte(key))
-		switch {
-		case err == nil:
-			old, ok = v, true
-		case !errors.Is(err, frontier.ErrNotFound):
-			return fmt.Errorf("crawl: import previous captures: %w", err)
+	switch {
+	case cp.RecordID == "":
+	case cp.WARCFile != "":
+		// Where the response record is, for the revisits that name it.
+		ref := responseLocation{File: cp.WARCFile, Offset: cp.Offset, Length: cp.Length}
+		if err := p.put(recordPrefix+cp.RecordID, ref.encode()); err != nil {
+			return err
 		}
+	case cp.hasPayload():
+		p.unresolved = true
+	}
+	key := previousPrefix + cp.URL
+	old, ok, err := p.get(key)
+	if err != nil {
+		return err
 	}
 	if ok {
 		if prev, err := decodeCapture(old); err == nil && prev.Fetched.After(cp.Fetched) {
@@ -308,11 +421,95 @@ func (p *previousImport) add(cp *Capture) error {
 	} else {
 		p.n++
 	}
-	p.pending[key] = encodeCapture(cp)
-	if len(p.pending) >= historyBatch {
-		return p.flush()
+	return p.put(key, encodeCapture(cp))
+}
+
+// depth gives the imported capture of e's URL, when its depth is not
+// known (a history rebuilt from WARC files: only HTML pages have metadata
+// records), the depth and hop path the crawl log says.
+func (p *previousImport) depth(e storage.Entry) error {
+	if e.Status == 0 {
+		return nil
 	}
-	return nil
+	u, err := p.norm(e.URL)
+	if err != nil {
+		return nil
+	}
+	key := previousPrefix + u
+	v, ok, err := p.get(key)
+	if err != nil || !ok {
+		return err
+	}
+	cp, err := decodeCapture(v)
+	if err != nil || cp.Depth >= 0 {
+		return nil
+	}
+	cp.Depth, cp.Hops = e.Depth, e.HopPath
+	return p.put(key, encodeCapture(&cp))
+}
+
+// resolve gives every imported capture that names its response record by
+// id alone the record's file and offset, when an earlier crawl holds it,
+// then drops the records' locations.
+func (p *previousImport) resolve() error {
+	if p.unresolved {
+		start := []byte(previousPrefix)
+		end := []byte(previousPrefix)
+		end[len(end)-1]++
+		for {
+			var todo []Capture
+			var last []byte
+			visited := 0
+			var ierr error
+			err := p.store.Ascend(start, end, func(k, v []byte) bool {
+				last = append(last[:0], k...)
+				visited++
+				cp, err := decodeCapture(v)
+				if err != nil {
+					ierr = fmt.Errorf("%w: previous capture %s: %w", ErrCorruptState, k, err)
+					return false
+				}
+				if cp.WARCFile == "" && cp.RecordID != "" && cp.hasPayload() {
+					todo = append(todo, cp)
+				}
+				return visited < historyBatch
+			})
+			if err == nil {
+				err = ierr
+			}
+			if err != nil {
+				return fmt.Errorf("crawl: import previous captures: %w", err)
+			}
+			// The store is not read while it is written.
+			for i := range todo {
+				cp := &todo[i]
+				v, ok, err := p.get(recordPrefix + cp.RecordID)
+				if err != nil {
+					return err
+				}
+				if !ok {
+					continue // in a crawl not given
+				}
+				ref, err := decodeResponseLocation(v)
+				if err != nil {
+					return fmt.Errorf("%w: response record %s: %w", ErrCorruptState, cp.RecordID, err)
+				}
+				cp.WARCFile, cp.Offset = ref.File, ref.Offset
+				if cp.Length == 0 {
+					cp.Length = ref.Length
+				}
+				p.pending[previousPrefix+cp.URL] = encodeCapture(cp)
+			}
+			if err := p.flush(); err != nil {
+				return err
+			}
+			if visited < historyBatch {
+				break
+			}
+			start = append(last, 0)
+		}
+	}
+	return deletePrefix(p.store, recordPrefix)
 }
 
 func (p *previousImport) flush() error {
@@ -334,13 +531,74 @@ func (p *previousImport) flush() error {
 	return nil
 }
 
+// responseLocation is where a response record of an earlier crawl is,
+// kept under recordPrefix while the earlier crawls are imported.
+type responseLocation struct {
+	File   string `json:"a"`
+	Offset int64  `json:"o"`
+	Length int64  `json:"n,omitempty"`
+}
+
+func (r responseLocation) encode() []byte {
+	b, _ := json.Marshal(r) // strings and ints only
+	return b
+}
+
+func decodeResponseLocation(v []byte) (responseLocation, error) {
+	var r responseLocation
+	err := json.Unmarshal(v, &r)
+	return r, err
+}
+
+// deletePrefix deletes every key of st that begins with prefix.
+func deletePrefix(st frontier.Store, prefix string) error {
+	start := []byte(prefix)
+	end := []byte(prefix)
+	end[len(end)-1]++
+	for {
+		var keys [][]byte
+		err := st.Ascend(start, end, func(k, _ []byte) bool {
+			keys = append(keys, slices.Clone(k))
+			return len(keys) < 1024
+		})
+		if err == nil && len(keys) > 0 {
+			err = st.Write(func(w frontier.Writer) error {
+				if rd, ok := w.(frontier.RangeDeleter); ok {
+					if err := rd.DeleteRange(start, end); !errors.Is(err, errors.ErrUnsupported) {
+						return err
+					}
+				}
+				for _, k := range keys {
+					if err := w.Delete(k); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		}
+		if err != nil {
+			return fmt.Errorf("crawl: import previous captures: %w", err)
+		}
+		if len(keys) < 1024 {
+			return nil
+		}
+	}
+}
+
 // queuePrevious queues the imported URLs (Options.PreviousScope all: every
 // one, at its depth; seeds: those that were seeds), streaming through the
 // store, then marks them queued so that a resume does not queue them
 // again. The earlier crawls' seeds are seeds of this one: they make its
-// scope.
+// scope. In Redis mode every worker queues its copy of the same history
+// (Options.Previous being the same for all), in the same batches: the
+// shared frontier queues each batch once (redisfrontier.Frontier.AddKnown
+// and AddSeeds).
 func (c *Crawler) queuePrevious(ctx context.Context) (int, error) {
-	if _, err := c.store.Get([]byte(previousDoneKey)); err == nil {
+	var kq knownQueue = c.front
+	if c.redis != nil {
+		kq = c.redis.front
+	}
+	if _, err := c.captures.Get([]byte(previousDoneKey)); err == nil {
 		return 0, nil
 	} else if !errors.Is(err, frontier.ErrNotFound) {
 		return 0, fmt.Errorf("crawl: %w", err)
@@ -358,7 +616,7 @@ func (c *Crawler) queuePrevious(ctx context.Context) (int, error) {
 			queued += n
 		}
 		if len(known) > 0 {
-			n, err := c.front.AddKnown(ctx, known)
+			n, err := kq.AddKnown(ctx, known)
 			if err != nil {
 				return err
 			}
@@ -373,7 +631,7 @@ func (c *Crawler) queuePrevious(ctx context.Context) (int, error) {
 	for {
 		var last []byte
 		var ierr error
-		err := c.store.Ascend(start, end, func(k, v []byte) bool {
+		err := c.captures.Ascend(start, end, func(k, v []byte) bool {
 			last = append(last[:0], k...)
 			cp, err := decodeCapture(v)
 			if err != nil {
@@ -408,11 +666,17 @@ func (c *Crawler) queuePrevious(ctx context.Context) (int, error) {
 		}
 		start = append(last, 0)
 	}
-	err := c.store.Write(func(w frontier.Writer) error { return w.Set([]byte(previousDoneKey), []byte{1}) })
+	err := c.captures.Write(func(w frontier.Writer) error { return w.Set([]byte(previousDoneKey), []byte{1}) })
 	if err != nil {
 		return queued, fmt.Errorf("crawl: %w", err)
 	}
 	return queued, nil
+}
+
+// knownQueue is the frontier's side of a recrawl: *frontier.Frontier or
+// *redisfrontier.Frontier.
+type knownQueue interface {
+	AddKnown(ctx context.Context, known []frontier.Known) (int, error)
 }
 
 // previousCapture returns the earlier crawls' capture of url.
@@ -420,7 +684,7 @@ func (c *Crawler) previousCapture(url string) (*Capture, error) {
 	if !c.hasPrevious {
 		return nil, nil
 	}
-	v, err := c.store.Get([]byte(previousPrefix + url))
+	v, err := c.captures.Get([]byte(previousPrefix + url))
 	if errors.Is(err, frontier.ErrNotFound) {
 		return nil, nil
 	}

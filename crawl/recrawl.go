@@ -45,7 +45,7 @@ func (k *recrawlCounts) stats() RecrawlStats {
 // store, unless a run of this crawl did already (it resumes).
 func (c *Crawler) openPrevious(srcs []previousSource) error {
 	c.hasPrevious = true
-	if _, err := c.store.Get([]byte(previousDoneKey)); err == nil {
+	if _, err := c.captures.Get([]byte(previousDoneKey)); err == nil {
 		return nil
 	} else if !errors.Is(err, frontier.ErrNotFound) {
 		return fmt.Errorf("crawl: %w", err)

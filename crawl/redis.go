@@ -201,7 +201,7 @@ func (c *Crawler) refreshRedisStats(ctx context.Context) {
 // finishRedis makes the worker's log and archive durable and reads the
 // shared counters a last time, also when ctx has ended.
 func (c *Crawler) finishRedis(ctx context.Context) error {
-	if err := errors.Join(c.log.Sync(), c.archive.Sync()); err != nil {
+	if err := errors.Join(c.log.Sync(), c.archive.Sync(), c.syncWorkerState()); err != nil {
 		return fmt.Errorf("crawl: %w", err)
 	}
 	if c.opts.Redis.Heartbeat > 0 {
