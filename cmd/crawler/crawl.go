@@ -131,7 +131,7 @@ func crawlFlags(fs *flag.FlagSet, c *crawlCommand) {
 	fs.BoolVar(&c.redis.Cluster, "redis-cluster", false, "with --redis: Redis Cluster; further seed nodes as addr= query parameters of --redis")
 	c.monitor.define(fs)
 	// Recrawls: the capture history of earlier crawls.
-	fs.Var(&stringList{dst: &o.Previous}, "previous", "output directory (--out) of an earlier local crawl of the same sites (repeatable): its URLs are checked again with conditional requests (If-None-Match, If-Modified-Since) and what did not change is archived as WARC revisit records of its responses (a 304: profile server-not-modified; the same payload: identical-payload-digest); the capture history is read from DIR/state, or rebuilt from DIR/warc when the state has none. Every DIR is checked before anything is written to --out. Local mode only")
+	fs.Var(&stringList{dst: &o.Previous}, "previous", "output directory (--out) of an earlier crawl of the same sites (repeatable; give every directory of a Redis crawl's workers): its URLs are checked again with conditional requests (If-None-Match, If-Modified-Since) and what did not change is archived as WARC revisit records of its responses (a 304: profile server-not-modified; the same payload: identical-payload-digest); the capture history is read from DIR/state (a Redis worker's: DIR/state-WORKER), or rebuilt from DIR/warc and the crawl logs when a state has none. Every DIR is checked before anything is written to --out. With --redis give every worker the same DIRs: each copies the history into OUT/state-WORKER, and the workers queue each earlier URL once")
 	fs.Func("previous-scope", "with --previous: which of the earlier crawls' URLs are queued: all (every URL they fetched, at its depth; default) or seeds (their seeds; the others when links lead to them)", func(s string) error {
 		if s != crawl.PreviousScopeAll && s != crawl.PreviousScopeSeeds {
 			return fmt.Errorf("%q is not all or seeds", s)
@@ -189,9 +189,6 @@ func runCrawl(ctx context.Context, e env, args []string) (err error) {
 		return fmt.Errorf("%w: --exact-dedup (the default, deprecated) contradicts --filter-only", errUsage)
 	}
 	if c.redis.URL != "" {
-		if len(o.Previous) > 0 {
-			return fmt.Errorf("%w: --previous is not supported with --redis yet (crawl locally, or without --previous)", errUsage)
-		}
 		if o.StateDir != "" {
 			return fmt.Errorf("%w: --state has no meaning with --redis (the crawl's state is in Redis)", errUsage)
 		}

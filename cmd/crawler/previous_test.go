@@ -70,8 +70,12 @@ func TestCrawlPrevious(t *testing.T) {
 	if _, err := os.Stat(bad); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("--out %s created by a refused crawl (%v)", bad, err)
 	}
-	if code, _, stderr := runCrawler(t, context.Background(), append(common, "--out", bad, "--previous", first, "--redis", "redis://127.0.0.1:1", srv.URL+"/")...); code != 2 || !strings.Contains(stderr, "--previous") {
-		t.Errorf("--previous with --redis: exit %d, stderr %q; want a usage error", code, stderr)
+	// In Redis mode too, before Redis is contacted.
+	if code, _, stderr := runCrawler(t, context.Background(), append(common, "--out", bad, "--previous", root, "--redis", "redis://127.0.0.1:1", srv.URL+"/")...); code != 2 || !strings.Contains(stderr, root) {
+		t.Errorf("--previous %s (not a crawl) with --redis: exit %d, stderr %q; want 2 naming it", root, code, stderr)
+	}
+	if _, err := os.Stat(bad); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("--out %s created by a refused Redis crawl (%v)", bad, err)
 	}
 
 	// No seeds: the first crawl's.
