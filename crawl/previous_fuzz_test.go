@@ -65,3 +65,23 @@ func FuzzScanWARC(f *testing.F) {
 		}
 	})
 }
+
+// FuzzResponseLocation decodes the import's record locations (kept in the
+// state while earlier crawls are imported, so possibly cut by a crash):
+// anything decodes or fails without panicking, and what decodes encodes
+// back to a value that decodes the same.
+func FuzzResponseLocation(f *testing.F) {
+	f.Add(responseLocation{File: "/a/warc/x.warc.gz", Offset: 1234, Length: 99}.encode())
+	f.Add([]byte(`{"a":"f","o":-1}`))
+	f.Add([]byte(`{"a":`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := decodeResponseLocation(b)
+		if err != nil {
+			return
+		}
+		again, err := decodeResponseLocation(r.encode())
+		if err != nil || again != r {
+			t.Fatalf("%+v encodes to %s, which decodes to %+v, %v", r, r.encode(), again, err)
+		}
+	})
+}
