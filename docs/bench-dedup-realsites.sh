@@ -23,7 +23,8 @@
 #   RUNS defaults to 3. ADDR=127.0.0 PORT=8100 choose the listeners
 #   (ADDR.2-ADDR.5, ports PORT+2 to PORT+5). KEEP=DIR keeps the runs' logs;
 #   PROFILE=DIR writes each run's CPU profile there (--cpuprofile);
-#   FIRST=filter-only runs that mode first in each pair.
+#   FIRST=filter-only runs that mode first in each pair. NODEJS_API=DIR
+#   serves nodejs-doc from DIR, as in docs/bench-realsites.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${1:-3}
@@ -51,7 +52,7 @@ nginx_sites=(
 )
 python_sites=(
 	"$ADDR.4 $((PORT + 4)) /usr/share/doc/python-django-doc/html"
-	"$ADDR.5 $((PORT + 5)) /usr/share/doc/nodejs/api"
+	"$ADDR.5 $((PORT + 5)) ${NODEJS_API:-/usr/share/doc/nodejs/api}"
 )
 seeds=()
 mkdir -p "$work/nginx/tmp"

@@ -31,6 +31,10 @@
 #   give several (an older build, say) to compare them: each run crawls
 #   with each in turn, each followed by its curl. PROTO=HTTP/1.1 serves
 #   with keep-alive (python's default, HTTP/1.0, closes every connection).
+#   NODEJS_API=DIR serves nodejs-doc's pages from DIR (default
+#   /usr/share/doc/nodejs/api): installing nodejs-doc replaces a machine's
+#   Node.js, `apt-get download nodejs-doc && dpkg -x nodejs-doc_*.deb X`
+#   extracts them to X/usr/share/doc/nodejs/api instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${1:-5}
@@ -49,7 +53,7 @@ if [ ${#crawlers[@]} -eq 0 ]; then
 fi
 sites=(
 	"127.0.0.2 8002 /usr/share/doc/python-django-doc/html"
-	"127.0.0.4 8004 /usr/share/doc/nodejs/api"
+	"127.0.0.4 8004 ${NODEJS_API:-/usr/share/doc/nodejs/api}"
 	"127.0.0.5 8005 /usr/share/doc/debian-handbook/html"
 )
 seeds=()

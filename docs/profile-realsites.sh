@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # CPU profile of one crawl of the three documentation sites of docs/bench-realsites.sh
 # (same servers and flags, plus --cpuprofile). Usage: docs/profile-realsites.sh BINARY PROFILE_OUT [flags]
-# Prints the crawl time, the servers' CPU, the HTML pages and the fetches; KEEP=DIR keeps the crawl.
+# Prints the crawl time, the servers' CPU, the HTML pages and the fetches; KEEP=DIR keeps the crawl;
+# NODEJS_API=DIR serves nodejs-doc from DIR, as in docs/bench-realsites.sh.
 set -euo pipefail
 bin=$1; out=$2; shift 2
 work=$(mktemp -d)
@@ -9,7 +10,7 @@ servers=()
 trap 'kill "${servers[@]}" 2>/dev/null || true; rm -rf "$work"' EXIT
 sites=(
 	"127.0.0.2 8002 /usr/share/doc/python-django-doc/html"
-	"127.0.0.4 8004 /usr/share/doc/nodejs/api"
+	"127.0.0.4 8004 ${NODEJS_API:-/usr/share/doc/nodejs/api}"
 	"127.0.0.5 8005 /usr/share/doc/debian-handbook/html"
 )
 for s in "${sites[@]}"; do
