@@ -351,3 +351,37 @@ func ExampleScheduler() {
 	fmt.Println(r.Visits, r.Changes, r.Interval >= time.Minute && r.Interval <= 24*time.Hour)
 	// Output: 1 1 true
 }
+
+// TestSchedulerMatchesPlan: the Scheduler's intervals, solved over its
+// histogram, are within a few percent of Plan's, solved exactly over the
+// same estimated rates.
+func TestSchedulerMatchesPlan(t *testing.T) {
+	recs, _ := skewed(3000, 11)
+	rates := make([]float64, len(recs))
+	for i, r := range recs {
+		rates[i] = r.Rate()
+	}
+	for _, p := range []Policy{Uniform, Proportional, Adaptive} {
+		o := Options{Min: 10 * time.Second, Max: 24 * time.Hour, Budget: 3, Policy: p}
+		s := newScheduler(t, o, recs)
+		want, err := Plan(rates, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Near the cutoff μλ = 1 the interval is steep in μ, so single
+		// pages can differ more; the mean difference and the expected
+		// freshness must agree.
+		var diff, fs, fp float64
+		for i, r := range recs {
+			iv := s.Interval(r)
+			diff += math.Abs(iv.Seconds()/want[i].Seconds() - 1)
+			fs += Freshness(rates[i], 1/iv.Seconds())
+			fp += Freshness(rates[i], 1/want[i].Seconds())
+		}
+		diff /= float64(len(recs))
+		t.Logf("%v: mean interval difference %.2f%%, freshness %.4f vs exact %.4f", p, 100*diff, fs/float64(len(recs)), fp/float64(len(recs)))
+		if diff > 0.02 || math.Abs(fs/fp-1) > 0.002 {
+			t.Errorf("%v: intervals differ from the exact plan's by %.2f%% on average, freshness %.4f vs %.4f", p, 100*diff, fs, fp)
+		}
+	}
+}
