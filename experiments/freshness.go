@@ -52,13 +52,13 @@ type FreshnessConfig struct {
 	Variants []FreshnessVariant
 	// Runs is the number of webs simulated; default 5.
 	Runs int
-	// Duration is the simulated time of each run; default 12 hours.
+	// Duration is the simulated time of each run; default 48 hours.
 	Duration time.Duration
 	// BudgetShare is the fetch budget in fetches per minute as a share of
-	// the pages (0.1: a tenth of the pages a minute); default 0.1.
+	// the pages (0.1: a tenth of the pages a minute); default 0.03.
 	BudgetShare float64
 	// Min and Max bound the revisit intervals (revisit.Options); defaults
-	// 1 minute and 2 hours.
+	// revisit.DefaultMin and DefaultMax (1 minute and 24 hours).
 	Min, Max time.Duration
 	// Samples is the number of times the freshness is sampled over the
 	// run, for the curves; default 144.
@@ -84,16 +84,16 @@ func (cfg *FreshnessConfig) ensureDefaults() {
 		cfg.Runs = 5
 	}
 	if cfg.Duration == 0 {
-		cfg.Duration = 12 * time.Hour
+		cfg.Duration = 48 * time.Hour
 	}
 	if cfg.BudgetShare == 0 {
-		cfg.BudgetShare = 0.1
+		cfg.BudgetShare = 0.03
 	}
 	if cfg.Min == 0 {
-		cfg.Min = time.Minute
+		cfg.Min = revisit.DefaultMin
 	}
 	if cfg.Max == 0 {
-		cfg.Max = 2 * time.Hour
+		cfg.Max = revisit.DefaultMax
 	}
 	if cfg.Samples == 0 {
 		cfg.Samples = 144
@@ -158,6 +158,9 @@ type FreshnessRun struct {
 	// largest ratio of one page's fetches to its allowance.
 	NeverPages, NeverFetches, NeverAllowed int
 	NeverWorst                             float64
+	// NeverAtMax is how many of the NeverPages had the interval Max at
+	// the end.
+	NeverAtMax int
 	// SchedulerBytes is the scheduler's size (its struct, whose
 	// population summary is a fixed array) and StateBytes its encoded
 	// state, both checked at every sample: MinStateBytes and
@@ -441,6 +444,9 @@ func simulateFreshness(ctx context.Context, cfg FreshnessConfig, v FreshnessVari
 			run.NeverFetches += len(captures[p])
 			run.NeverAllowed += allowed
 			run.NeverWorst = max(run.NeverWorst, float64(len(captures[p]))/float64(allowed))
+			if recs[p].Interval == cfg.Max {
+				run.NeverAtMax++
+			}
 		}
 	}
 	window, lateWindow := end.Sub(from), end.Sub(mid)
@@ -478,15 +484,15 @@ func (res *FreshnessResult) write(cfg FreshnessConfig, took time.Duration, loadS
 		return fmt.Errorf("experiments: %w", err)
 	}
 	var runs strings.Builder
-	runs.WriteString("variant,run,seed,fetches,changed,unchanged,idle_slots,mean_late_s,freshness,age_s,freshness_second_half,age_second_half_s,expected_freshness_known_rates,never_pages,never_fetches,never_allowed,never_worst_ratio,scheduler_bytes,state_bytes_min,state_bytes_max,planned_rate,budget,wall_s\n")
+	runs.WriteString("variant,run,seed,fetches,changed,unchanged,idle_slots,mean_late_s,freshness,age_s,freshness_second_half,age_second_half_s,expected_freshness_known_rates,never_pages,never_fetches,never_allowed,never_worst_ratio,never_at_max,scheduler_bytes,state_bytes_min,state_bytes_max,planned_rate,budget,wall_s\n")
 	for _, r := range res.Runs {
 		exp := math.NaN()
 		if e := res.Expected[r.Variant]; r.Run-1 < len(e) {
 			exp = e[r.Run-1]
 		}
-		fmt.Fprintf(&runs, "%s,%d,%d,%d,%d,%d,%d,%.3f,%.5f,%.2f,%.5f,%.2f,%.5f,%d,%d,%d,%.3f,%d,%d,%d,%.5f,%.5f,%.3f\n",
+		fmt.Fprintf(&runs, "%s,%d,%d,%d,%d,%d,%d,%.3f,%.5f,%.2f,%.5f,%.2f,%.5f,%d,%d,%d,%.3f,%d,%d,%d,%d,%.5f,%.5f,%.3f\n",
 			r.Variant, r.Run, r.Seed, r.Fetches, r.Changed, r.Unchanged, r.IdleSlots, r.MeanLate.Seconds(), r.Freshness, r.Age, r.FreshnessLate, r.AgeLate, exp,
-			r.NeverPages, r.NeverFetches, r.NeverAllowed, r.NeverWorst, r.SchedulerBytes, r.MinStateBytes, r.MaxStateBytes, r.PlannedRate, res.Budget, r.Wall.Seconds())
+			r.NeverPages, r.NeverFetches, r.NeverAllowed, r.NeverWorst, r.NeverAtMax, r.SchedulerBytes, r.MinStateBytes, r.MaxStateBytes, r.PlannedRate, res.Budget, r.Wall.Seconds())
 	}
 	var curves strings.Builder
 	curves.WriteString("variant,run,t_s,freshness,age_s,captured\n")

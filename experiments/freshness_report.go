@@ -123,13 +123,13 @@ func (res *FreshnessResult) report(cfg FreshnessConfig, took time.Duration, load
 		cfg.Duration, res.Budget, cfg.BudgetShare, cfg.Min, cfg.Max, res.From.Round(time.Second))
 	fmt.Fprintf(&b, "Variants: uniform, proportional and adaptive are revisit's policies with rates estimated from the visits; *-known schedules with revisit.Plan over the true rates. "+
 		"\"expected\" is the steady-state freshness revisit.Freshness predicts for revisit.Plan over the true rates under the variant's policy.\n\n")
-	b.WriteString("| variant | freshness, mean [95% CI] | median | second half, median | expected (known rates) | age, median | fetches | 304s | never-changing: fetches / allowed by Max (worst page) | mean wait for a slot |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| variant | freshness, mean [95% CI] | median | second half, median | expected (known rates) | age, median | fetches | 304s | never-changing: fetches / allowed by Max (worst page) | never-changing at Max at the end | mean wait for a slot |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	med := map[string][2]float64{}
 	for _, v := range cfg.Variants {
 		rs := res.runsOf(v.Name)
 		var f, fl, a, fetch, unch, late []float64
-		nf, na, worst := 0, 0, 0.0
+		nf, na, np, atMax, worst := 0, 0, 0, 0, 0.0
 		for _, r := range rs {
 			f = append(f, r.Freshness)
 			fl = append(fl, r.FreshnessLate)
@@ -139,13 +139,15 @@ func (res *FreshnessResult) report(cfg FreshnessConfig, took time.Duration, load
 			late = append(late, r.MeanLate.Seconds())
 			nf += r.NeverFetches
 			na += r.NeverAllowed
+			np += r.NeverPages
+			atMax += r.NeverAtMax
 			worst = max(worst, r.NeverWorst)
 		}
 		sf := summarize(f)
 		med[v.Name] = [2]float64{sf.median, summarize(fl).median}
-		fmt.Fprintf(&b, "| %s | %.4f [%.4f, %.4f] | %.4f | %.4f | %.4f | %.0f s | %.0f | %.0f | %d / %d = %.2f (%.2f) | %.0f s |\n",
+		fmt.Fprintf(&b, "| %s | %.4f [%.4f, %.4f] | %.4f | %.4f | %.4f | %.0f s | %.0f | %.0f | %d / %d = %.2f (%.2f) | %.0f%% | %.0f s |\n",
 			v.Name, sf.mean, sf.lo, sf.hi, sf.median, summarize(fl).median, summarize(res.Expected[v.Name]).median, summarize(a).median,
-			summarize(fetch).median, summarize(unch).median, nf, na, float64(nf)/float64(max(na, 1)), worst, summarize(late).median)
+			summarize(fetch).median, summarize(unch).median, nf, na, float64(nf)/float64(max(na, 1)), worst, 100*float64(atMax)/float64(max(np, 1)), summarize(late).median)
 	}
 	b.WriteString("\n")
 	base := cfg.Variants[0].Name
