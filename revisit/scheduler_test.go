@@ -28,6 +28,17 @@ func skewed(n int, seed uint64) ([]Record, []float64) {
 	return recs, rates
 }
 
+// popSize is n, or 500 under the race detector, whose 20-fold slowdown
+// on this arithmetic would make the population tests take seconds each
+// (CI runs them once more without it, at full size).
+// Callers pass raceEnabled, so that internal/tools/racetests finds them.
+func popSize(n int, race bool) int {
+	if race {
+		return min(n, 500)
+	}
+	return n
+}
+
 func newScheduler(t testing.TB, o Options, recs []Record) *Scheduler {
 	t.Helper()
 	s, err := New(o)
@@ -55,7 +66,7 @@ func meanFreshness(s *Scheduler, recs []Record, rates []float64) (fresh, planned
 // summed over the pages' own intervals, within the bounds.
 func TestBudgetSpent(t *testing.T) {
 	const seed = 1
-	recs, _ := skewed(5000, seed)
+	recs, _ := skewed(popSize(5000, raceEnabled), seed)
 	for _, budget := range []float64{0.5, 5, 50} { // 5,000 pages every 2.8 hours, 17 and 1.7 minutes
 		for _, p := range []Policy{Uniform, Proportional, Adaptive} {
 			o := Options{Min: 10 * time.Second, Max: 24 * time.Hour, Budget: budget, Policy: p}
@@ -86,7 +97,7 @@ func TestBudgetSpent(t *testing.T) {
 // the order the paper proves.
 func TestAdaptiveBeatsUniform(t *testing.T) {
 	const seed = 2
-	recs, rates := skewed(5000, seed)
+	recs, rates := skewed(popSize(5000, raceEnabled), seed)
 	for _, budget := range []float64{0.5, 5, 50} {
 		fresh := map[Policy]float64{}
 		for _, p := range []Policy{Uniform, Proportional, Adaptive} {
@@ -106,7 +117,7 @@ func TestAdaptiveBeatsUniform(t *testing.T) {
 // improves Adaptive's freshness: the marginal gains ∂F/∂f are equal for
 // the pages within the bounds.
 func TestAdaptiveOptimal(t *testing.T) {
-	recs, _ := skewed(2000, 3)
+	recs, _ := skewed(popSize(2000, raceEnabled), 3)
 	o := Options{Min: time.Second, Max: 30 * 24 * time.Hour, Budget: 2, Policy: Adaptive}
 	s := newScheduler(t, o, recs)
 	var mus []float64
@@ -131,7 +142,7 @@ func TestAdaptiveOptimal(t *testing.T) {
 // TestTooFastGetsLess: under Adaptive a page changing far faster than the
 // budget can follow is visited less often than a slower one.
 func TestTooFastGetsLess(t *testing.T) {
-	recs, _ := skewed(2000, 4)
+	recs, _ := skewed(popSize(2000, raceEnabled), 4)
 	s := newScheduler(t, Options{Min: time.Second, Max: 24 * time.Hour, Budget: 0.2, Policy: Adaptive}, recs)
 	slow, fast := s.IntervalForRate(1.0/3600), s.IntervalForRate(1.0/5)
 	if fast <= slow {
@@ -142,7 +153,7 @@ func TestTooFastGetsLess(t *testing.T) {
 // TestBounds: rate 0 gets Max; intervals stay within the bounds at any
 // rate and budget; pages without evidence get the uniform share.
 func TestBounds(t *testing.T) {
-	recs, _ := skewed(1000, 5)
+	recs, _ := skewed(popSize(1000, raceEnabled), 5)
 	for _, p := range []Policy{Proportional, Adaptive} {
 		for _, budget := range []float64{0, 1e-6, 1, 1e6} {
 			o := Options{Min: time.Minute, Max: time.Hour, Budget: budget, Policy: p}
@@ -167,19 +178,27 @@ func TestBounds(t *testing.T) {
 	}
 	// A page never seen to change drifts to Max as its unchanged time grows.
 	s := newScheduler(t, Options{Min: time.Minute, Max: 6 * time.Hour, Budget: 1, Policy: Adaptive}, recs)
-	r := visit(0, 2000, rand.New(rand.NewPCG(5, 5)), func(int) float64 { return 600 })
-	if got := s.Interval(r); got != 6*time.Hour {
-		t.Errorf("a page unchanged for 2000 visits of 10 minutes gets %v, want Max", got)
+	prev := time.Duration(0)
+	for _, n := range []uint32{1, 10, 100, 1000, 10000, 100000} {
+		r := Record{Visits: n, Observed: time.Duration(n) * 10 * time.Minute, Last: time.Unix(1, 0)}
+		got := s.Interval(r)
+		if got < prev {
+			t.Errorf("%d unchanged visits of 10 minutes: %v, shorter than with fewer (%v)", n, got, prev)
+		}
+		prev = got
+	}
+	if prev != 6*time.Hour {
+		t.Errorf("a page unchanged for 100,000 visits of 10 minutes gets %v, want Max", prev)
 	}
 }
 
 // TestUpdateRemoves: adding and removing every record empties the
 // summary; the removal of a record never added does not go negative.
 func TestUpdateRemoves(t *testing.T) {
-	recs, _ := skewed(500, 6)
+	recs, _ := skewed(popSize(500, raceEnabled), 6)
 	s := newScheduler(t, Options{Budget: 1}, recs)
-	if got := s.Len(); got != 500 {
-		t.Fatalf("Len %d, want 500", got)
+	if got := s.Len(); got != int64(len(recs)) {
+		t.Fatalf("Len %d, want %d", got, len(recs))
 	}
 	for _, r := range recs {
 		s.Update(r, Record{})
@@ -197,7 +216,7 @@ func TestUpdateRemoves(t *testing.T) {
 }
 
 func TestSchedulerRoundTrip(t *testing.T) {
-	recs, _ := skewed(1000, 7)
+	recs, _ := skewed(popSize(1000, raceEnabled), 7)
 	s := newScheduler(t, Options{Budget: 1}, recs)
 	b, err := s.MarshalBinary()
 	if err != nil {
@@ -224,7 +243,7 @@ func TestSchedulerRoundTrip(t *testing.T) {
 }
 
 func TestSchedulerCorrupt(t *testing.T) {
-	recs, _ := skewed(100, 8)
+	recs, _ := skewed(popSize(100, raceEnabled), 8)
 	good, _ := newScheduler(t, Options{Budget: 1}, recs).MarshalBinary()
 	flip := func(i int) []byte { b := bytes.Clone(good); b[i] ^= 1; return b }
 	for name, b := range map[string][]byte{
@@ -250,7 +269,7 @@ func TestSchedulerCorrupt(t *testing.T) {
 // summary that encodes back to the same bytes and gives intervals within
 // the bounds.
 func FuzzScheduler(f *testing.F) {
-	recs, _ := skewed(50, 9)
+	recs, _ := skewed(popSize(50, raceEnabled), 9)
 	s, _ := New(Options{Budget: 1})
 	for _, r := range recs {
 		s.Update(Record{}, r)
@@ -356,7 +375,7 @@ func ExampleScheduler() {
 // histogram, are within a few percent of Plan's, solved exactly over the
 // same estimated rates.
 func TestSchedulerMatchesPlan(t *testing.T) {
-	recs, _ := skewed(3000, 11)
+	recs, _ := skewed(popSize(3000, raceEnabled), 11)
 	rates := make([]float64, len(recs))
 	for i, r := range recs {
 		rates[i] = r.Rate()
