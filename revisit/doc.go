@@ -132,7 +132,9 @@
 // The Scheduler's methods are safe for concurrent use; a Record is a value
 // that the caller serializes. The population summary is only as right as
 // the Updates: Update must be given the record exactly as last passed
-// (its rate decides its bucket). On resume the summary can be restored
+// (its rate decides its bucket), and Interval must see the record's
+// Interval field as set at the fetch before (the probing of saturated
+// pages reads it). On resume the summary can be restored
 // with UnmarshalBinary or rebuilt by Updating from the zero Record with
 // every stored record. The model assumes Poisson changes and that a visit
 // detects every change (conditional requests with validators do); a site

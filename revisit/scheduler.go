@@ -126,7 +126,10 @@ func (s *Scheduler) Len() int64 {
 
 // Interval returns the interval to schedule after a fetch that left the
 // page's record r, within [Min, Max]: for a page without evidence
-// (Record.Known false), the uniform share of the budget; otherwise the
+// (Record.Known false), the uniform share of the budget; under Adaptive
+// with a budget, for a record whose every visit found a change, a probe
+// or a wait (doc.go, "Pages faster than their visits"), which depends on
+// r.Interval, the interval chosen at the fetch before; otherwise the
 // policy's interval for Rate().
 func (s *Scheduler) Interval(r Record) time.Duration {
 	s.mu.Lock()
