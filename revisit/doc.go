@@ -121,6 +121,19 @@
 // at two fetches per probe plus wait, so the budget stays spent as
 // planned.
 //
+// # Pages that do not change
+//
+// The prior makes a page never seen to change look slow, not still: its
+// estimate falls like 1/T and its Adaptive interval grows only like √T.
+// So under Adaptive with a budget a record whose visits have found no
+// change in a time of at least Max is visited at Max, and counted with
+// the pages of rate 0, until a visit finds a change. A page of rate λ
+// passes that test by chance with probability e^{-λ·Max}: 2% for a page
+// changing every 6 hours at the default Max of a day, which the optimum
+// would visit rarely anyway. In the freshness experiment it cut the
+// fetches of never-changing pages from 13 to 9 times what Max allows over
+// 48 hours (the first day is spent learning), at the same freshness.
+//
 // # Without a budget
 //
 // With Budget 0 there is nothing to spread: Uniform visits at Min, and

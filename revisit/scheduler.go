@@ -73,7 +73,7 @@ func (p *population) total() int64 {
 
 // add counts r in (d = 1) or out (d = -1) of the population. A record
 // with a zero Last (never fetched) is no member.
-func (p *population) add(r Record, d int64, adaptive bool) {
+func (p *population) add(r Record, d int64, adaptive bool, maxIv time.Duration) {
 	if r.Last.IsZero() {
 		return
 	}
@@ -83,7 +83,7 @@ func (p *population) add(r Record, d int64, adaptive bool) {
 		c = &p.unknown
 	case adaptive && saturated(r):
 		c = &p.saturated[min(int(r.Visits), satClasses-1)]
-	case rate <= 0:
+	case rate <= 0 || adaptive && quiet(r, maxIv):
 		c = &p.zero
 	default:
 		c = &p.buckets[bucketOf(rate)]
@@ -112,8 +112,8 @@ func (s *Scheduler) Update(old, new Record) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a := s.opt.Policy == Adaptive && s.opt.Budget > 0
-	s.pop.add(old, -1, a)
-	s.pop.add(new, 1, a)
+	s.pop.add(old, -1, a, s.opt.Max)
+	s.pop.add(new, 1, a, s.opt.Max)
 	s.dirty++
 }
 
@@ -149,7 +149,17 @@ func (s *Scheduler) Interval(r Record) time.Duration {
 		}
 		return wait
 	}
+	if s.opt.Policy == Adaptive && s.opt.Budget > 0 && quiet(r, s.opt.Max) {
+		return s.opt.Max
+	}
 	return s.clampInterval(s.frequency(r.Rate(), mult, uni))
+}
+
+// quiet reports whether a record's visits have found no change in a
+// time of at least maxIv: the page is then visited at Max, as one of rate
+// 0, until a visit finds a change (doc.go, "Pages that do not change").
+func quiet(r Record, maxIv time.Duration) bool {
+	return r.Known() && r.Changes == 0 && r.Observed >= maxIv
 }
 
 // satClasses is the number of classes of saturated records by visits.

@@ -217,6 +217,35 @@ func TestSaturatedPages(t *testing.T) {
 	}
 }
 
+// TestQuiet: under Adaptive a page whose visits found no change in Max or
+// more is visited at Max, and planned so; one watched for less, or with a
+// change, is not.
+func TestQuiet(t *testing.T) {
+	recs, _ := skewed(popSize(1000, raceEnabled), 13)
+	o := Options{Min: time.Minute, Max: 6 * time.Hour, Budget: float64(len(recs)) / 1800, Policy: Adaptive}
+	s := newScheduler(t, o, recs)
+	quietRec := Record{Visits: 12, Observed: 6 * time.Hour, Last: time.Unix(1, 0), Interval: 30 * time.Minute}
+	if got := s.Interval(quietRec); got != o.Max {
+		t.Errorf("unchanged for Max: %v, want Max", got)
+	}
+	young := quietRec
+	young.Observed = 5 * time.Hour
+	if got := s.Interval(young); got >= o.Max {
+		t.Errorf("unchanged for less than Max: %v, want less than Max", got)
+	}
+	changed := quietRec
+	changed.Changes, changed.Changed = 1, 30*time.Minute
+	if got := s.Interval(changed); got >= o.Max {
+		t.Errorf("one change in 12 visits of 30 minutes: %v, want less than Max", got)
+	}
+	// The summary counts it with the pages of rate 0, planned at Max.
+	zero := s.pop.zero
+	s.Update(Record{}, quietRec)
+	if s.pop.zero != zero+1 {
+		t.Errorf("the quiet page is not counted with the pages of rate 0")
+	}
+}
+
 // TestBounds: rate 0 gets Max; intervals stay within the bounds at any
 // rate and budget; pages without evidence get the uniform share.
 func TestBounds(t *testing.T) {
