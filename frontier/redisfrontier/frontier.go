@@ -118,8 +118,10 @@ type Frontier struct {
 	opts Options
 	tag  string // hash tag prefix of every frontier key
 	// order is the crawl's order as stored in Redis, with the in-link
-	// sketch's shape and seed.
+	// sketch's shape and seed; chunk the counters one BITFIELD call of
+	// the done script reads or writes (countChunk).
 	order orderMeta
+	chunk int
 
 	// adm holds the scope and runs every check before the seen-set,
 	// counting refusals for this worker.

@@ -166,7 +166,7 @@ func (f *Frontier) openOrder(ctx context.Context) error {
 	if m.order != want.order {
 		return fmt.Errorf("%w: this worker's order is %v, the crawl's %v", ErrOrderMismatch, want.order, m.order)
 	}
-	f.order = m
+	f.order, f.chunk = m, countChunk
 	return nil
 }
 
@@ -262,7 +262,7 @@ func (f *Frontier) queueArgs(st stage, adds []record) ([]any, error) {
 		tail = append(tail, hosts[i], encodeJSON(a), n)
 	}
 	args := make([]any, 0, 3+len(keys)+len(tail))
-	args = append(args, len(num), cms.Rows, countChunk)
+	args = append(args, len(num), cms.Rows, f.chunk)
 	args = append(args, keys...)
 	return append(args, tail...), nil
 }
@@ -359,7 +359,7 @@ local function countLinks(tag, i)
     local got = redis.call('BITFIELD', cm, unpack(args))
     for q = a, b do val[order[q]] = got[q - a + 1] end
   end
-  local dirty = {}
+  local dirty, byHost, hosts = {}, {}, {}
   j = i
   for k = 1, nk do
     local h, mem, kind = ARGV[j], ARGV[j + 1], ARGV[j + 2]
@@ -381,16 +381,14 @@ local function countLinks(tag, i)
           end
         end
         m = m + 1
-        local rk = math.min(m, SEEDRANK - 1)
-        local zq = tag..':zq:'..h
-        local s = redis.call('ZSCORE', zq, mem)
-        if s then
-          s = tonumber(s)
-          if math.floor(s / RK) < rk then
-            redis.call('ZADD', zq, fmtscore(rk * RK + s % RK), mem)
-            raiseHost(tag, h, rk)
-          end
+        local hl = byHost[h]
+        if not hl then
+          hl = {mems = {}, ranks = {}}
+          byHost[h] = hl
+          hosts[#hosts + 1] = h
         end
+        hl.mems[#hl.mems + 1] = mem
+        hl.ranks[#hl.ranks + 1] = math.min(m, SEEDRANK - 1)
       end
       counts[k] = math.min(m, SEEDRANK - 1)
     end
@@ -401,6 +399,31 @@ local function countLinks(tag, i)
     local args = {}
     for q = a, b do args[#args + 1] = 'SET'; args[#args + 1] = 'u32'; args[#args + 1] = dirty[q]; args[#args + 1] = val[dirty[q]] end
     redis.call('BITFIELD', cm, unpack(args))
+  end
+  -- The counted URLs that are queued rise to their new counts (their
+  -- sequence kept): one ZMSCORE and at most one ZADD per host and chunk.
+  for _, h in ipairs(hosts) do
+    local hl, zq = byHost[h], tag..':zq:'..h
+    local best = 0
+    for a = 1, #hl.mems, chunk do
+      local b = math.min(a + chunk - 1, #hl.mems)
+      local got = redis.call('ZMSCORE', zq, unpack(hl.mems, a, b))
+      local args = {}
+      for q = a, b do
+        local sc = got[q - a + 1]
+        if sc then
+          sc = tonumber(sc)
+          local rk = hl.ranks[q]
+          if math.floor(sc / RK) < rk then
+            args[#args + 1] = fmtscore(rk * RK + sc % RK)
+            args[#args + 1] = hl.mems[q]
+            if rk > best then best = rk end
+          end
+        end
+      end
+      if #args > 0 then redis.call('ZADD', zq, 'XX', unpack(args)) end
+    end
+    if best > 0 then raiseHost(tag, h, best) end
   end
   return members, counts, j
 end
