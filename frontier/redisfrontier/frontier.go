@@ -431,18 +431,13 @@ if h ~= '' then
 elseif redis.call('SET', ARGV[9], '1', 'NX') == false then
   return 0
 end
-local members, counts, first = countLinks(tag, 15)
+local members, counts, first, chunk = countLinks(tag, 15)
 local n = 0
-local stride = 2
-if inl then stride = 3 end
-for i = first, #ARGV, stride do
+if inl then n = enqueueAll(tag, h, now, first, members, counts, chunk) end
+for i = first, #ARGV, 2 do
+  if inl then break end
   local ah, ae = ARGV[i], ARGV[i + 1]
-  if inl then
-    local k = tonumber(ARGV[i + 2])
-    enqueue(tag, ah, ae, members[k], counts[k])
-  else
-    redis.call('RPUSH', tag..':q:'..ah, ae)
-  end
+  redis.call('RPUSH', tag..':q:'..ah, ae)
   n = n + 1
   if ah ~= h then
     local t = tonumber(redis.call('HGET', nxt, ah) or '0')

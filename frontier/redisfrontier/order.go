@@ -67,9 +67,12 @@ import (
 // out entries in the same order, as they share its queues.
 var ErrOrderMismatch = errors.New("redisfrontier: crawl order differs from the one in redis")
 
-// countChunk is how many counters one BITFIELD call of the done script
-// reads or writes (BenchmarkInlinksChunk).
-const countChunk = 64
+// countChunk is how many counters one BITFIELD_RO call of the done
+// script reads (3 arguments each), and 3/4 of it how many one BITFIELD
+// call writes (4 each); it also bounds the members of one ZMSCORE or
+// ZADD. 10 and 7 keep a call within the 32 arguments a script's
+// redis.call passes without an allocation each (BenchmarkOrder).
+const countChunk = 10
 
 // orderMeta is what {tag}:order holds.
 type orderMeta struct {
@@ -334,12 +337,14 @@ local function makeReady(tag, inl, h, t)
 end
 -- countLinks runs the count section that starts at ARGV[i]: it counts
 -- the page's links (conservative update), raises those queued, and
--- returns the keys' members and counts and the index after the section.
+-- returns the keys' members and counts, the index after the section and
+-- the chunk.
 local function countLinks(tag, i)
   local nk, rows, chunk = tonumber(ARGV[i]), tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
+  if chunk < 1 then chunk = 64 end
   i = i + 3
   local members, counts = {}, {}
-  if nk == 0 then return members, counts, i end
+  if nk == 0 then return members, counts, i, chunk end
   local cm = tag..':cm'
   local val, order = {}, {}
   local j = i
@@ -356,7 +361,7 @@ local function countLinks(tag, i)
     local b = math.min(a + chunk - 1, #order)
     local args = {}
     for q = a, b do args[#args + 1] = 'GET'; args[#args + 1] = 'u32'; args[#args + 1] = order[q] end
-    local got = redis.call('BITFIELD', cm, unpack(args))
+    local got = redis.call('BITFIELD_RO', cm, unpack(args))
     for q = a, b do val[order[q]] = got[q - a + 1] end
   end
   local dirty, byHost, hosts = {}, {}, {}
@@ -394,8 +399,9 @@ local function countLinks(tag, i)
     end
     j = j + 3 + rows
   end
-  for a = 1, #dirty, chunk do
-    local b = math.min(a + chunk - 1, #dirty)
+  local setChunk = math.max(1, math.floor(chunk * 3 / 4))
+  for a = 1, #dirty, setChunk do
+    local b = math.min(a + setChunk - 1, #dirty)
     local args = {}
     for q = a, b do args[#args + 1] = 'SET'; args[#args + 1] = 'u32'; args[#args + 1] = dirty[q]; args[#args + 1] = val[dirty[q]] end
     redis.call('BITFIELD', cm, unpack(args))
@@ -425,18 +431,66 @@ local function countLinks(tag, i)
     end
     if best > 0 then raiseHost(tag, h, best) end
   end
-  return members, counts, j
+  return members, counts, j, chunk
 end
--- enqueue queues entry e of host h with inlinks: in h's zset by rank r,
--- or, if its member is taken, in h's list.
-local function enqueue(tag, h, e, mem, r)
-  if redis.call('HSETNX', tag..':ze:'..h, mem, e) == 0 then
-    redis.call('RPUSH', tag..':q:'..h, e)
-    return
+-- enqueueAll queues the entries from ARGV[first] on, as (host, entry,
+-- key number) triples, by host: one ZMSCORE (members taken: two URLs of
+-- one count key), one HSET, one HINCRBY, one ZADD per host and chunk. A
+-- taken member's entry goes to the host's list. It makes each host other
+-- than h ready and returns the entries queued.
+local function enqueueAll(tag, h, now, first, members, counts, chunk)
+  local byHost, hosts, n = {}, {}, 0
+  for i = first, #ARGV, 3 do
+    local ah, k = ARGV[i], tonumber(ARGV[i + 2])
+    local hl = byHost[ah]
+    if not hl then
+      hl = {es = {}, ms = {}, rs = {}}
+      byHost[ah] = hl
+      hosts[#hosts + 1] = ah
+    end
+    hl.es[#hl.es + 1] = ARGV[i + 1]
+    hl.ms[#hl.ms + 1] = members[k]
+    hl.rs[#hl.rs + 1] = counts[k]
+    n = n + 1
   end
-  local seq = redis.call('HINCRBY', tag..':zs', h, 1) % RK
-  redis.call('ZADD', tag..':zq:'..h, fmtscore(r * RK + (RK - 1 - seq)), mem)
-  raiseHost(tag, h, r)
+  for _, ah in ipairs(hosts) do
+    local hl = byHost[ah]
+    local zq, ze = tag..':zq:'..ah, tag..':ze:'..ah
+    local taken = {}
+    for a = 1, #hl.ms, chunk do
+      local b = math.min(a + chunk - 1, #hl.ms)
+      local got = redis.call('ZMSCORE', zq, unpack(hl.ms, a, b))
+      for q = a, b do
+        if got[q - a + 1] then taken[hl.ms[q]] = true end
+      end
+    end
+    local seq = redis.call('HINCRBY', tag..':zs', ah, #hl.ms) - #hl.ms
+    local best, fields, scores, spill = 0, {}, {}, {}
+    for q = 1, #hl.ms do
+      seq = seq + 1
+      local m, r = hl.ms[q], hl.rs[q]
+      if taken[m] then
+        spill[#spill + 1] = hl.es[q]
+      else
+        taken[m] = true
+        fields[#fields + 1] = m
+        fields[#fields + 1] = hl.es[q]
+        scores[#scores + 1] = fmtscore(r * RK + (RK - 1 - seq % RK))
+        scores[#scores + 1] = m
+        if r > best then best = r end
+      end
+    end
+    for a = 1, #fields, 2 * chunk do redis.call('HSET', ze, unpack(fields, a, math.min(a + 2 * chunk - 1, #fields))) end
+    for a = 1, #scores, 2 * chunk do redis.call('ZADD', zq, unpack(scores, a, math.min(a + 2 * chunk - 1, #scores))) end
+    for a = 1, #spill, chunk do redis.call('RPUSH', tag..':q:'..ah, unpack(spill, a, math.min(a + chunk - 1, #spill))) end
+    if best > 0 then raiseHost(tag, ah, best) end
+    if ah ~= h then
+      local t = tonumber(redis.call('HGET', tag..':next', ah) or '0')
+      if t < now then t = now end
+      makeReady(tag, true, ah, t)
+    end
+  end
+  return n
 end
 `
 

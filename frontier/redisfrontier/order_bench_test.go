@@ -15,9 +15,10 @@ import (
 )
 
 // benchOrders are the orders BenchmarkOrder compares, side by side: fifo,
-// and inlinks with the done script's BITFIELD calls reading or writing 64
-// counters (countChunk), 8, or 1 (one call per counter, as many calls as
-// a sketch read with GETRANGE and written with SETRANGE would make).
+// and inlinks with the done script's BITFIELD calls reading 10 counters
+// and writing 7 (countChunk), reading 64 and writing 48, or reading and
+// writing 1 (one call per counter, as many calls as a sketch read with
+// GETRANGE and written with SETRANGE would make).
 var benchOrders = []struct {
 	name  string
 	order frontier.Order
@@ -25,7 +26,7 @@ var benchOrders = []struct {
 }{
 	{"fifo", frontier.OrderFIFO, 0},
 	{"inlinks", frontier.OrderInlinks, countChunk},
-	{"inlinks-chunk8", frontier.OrderInlinks, 8},
+	{"inlinks-chunk64", frontier.OrderInlinks, 64},
 	{"inlinks-chunk1", frontier.OrderInlinks, 1},
 }
 
