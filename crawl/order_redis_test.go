@@ -3,6 +3,7 @@ package crawl
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 
@@ -96,4 +97,66 @@ func TestOrderInlinksRedisLinkweb(t *testing.T) {
 	if share[frontier.OrderInlinks] < 1.3*share[frontier.OrderFIFO] || share[frontier.OrderInlinks] < 0.85 {
 		t.Errorf("top 1%% fetched: inlinks %.2f, fifo %.2f; want at least 1.3 times and 0.85", share[frontier.OrderInlinks], share[frontier.OrderFIFO])
 	}
+}
+
+// BenchmarkOrderRedisLinkweb crawls the order experiment's web
+// (internal/linkweb: 100,000 pages on 200 hosts of Zipf sizes, exponent
+// 1, seed 1) in Redis mode, one worker of 32 fetching goroutines, to a
+// budget of 10,000 pages, fifo and inlinks alternating, one crawl per
+// iteration (run with -benchtime=Nx). Metrics: top1 is the share of the
+// 1% most linked-to pages fetched, prsum the sum of the fetched pages'
+// PageRank, both medians over the iterations. It needs the test Redis.
+func BenchmarkOrderRedisLinkweb(b *testing.B) {
+	g, err := linkweb.Generate(linkweb.Options{Seed: 1, HostExponent: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	web, err := linkweb.Start(g, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { web.Close() })
+	top := g.TopByInDegree(0.01)
+	budget := g.Pages() / 10
+	for _, order := range []frontier.Order{frontier.OrderFIFO, frontier.OrderInlinks} {
+		b.Run(order.String(), func(b *testing.B) {
+			var tops, prs []float64
+			for range b.N {
+				obs := &linkwebPages{web: web, fetched: map[int]bool{}}
+				o := Options{Seeds: web.Roots(), Dir: b.TempDir(), Concurrency: 32, MaxPages: int64(budget), Order: order, Observer: obs}
+				o.Politeness.Delay = -1
+				o.Fetch.AllowPrivate = true
+				o.Redis = &RedisOptions{URL: "redis://" + capturesTestRedis, Prefix: testRedisPrefix(b, "orderbench"), Worker: "w0"}
+				c, err := New(o)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := c.Run(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				if err := c.Close(); err != nil {
+					b.Fatal(err)
+				}
+				in, pr := 0, 0.0
+				for _, p := range top {
+					if obs.fetched[p] {
+						in++
+					}
+				}
+				for p := range obs.fetched {
+					pr += g.PageRank(p)
+				}
+				tops = append(tops, float64(in)/float64(len(top)))
+				prs = append(prs, pr)
+			}
+			b.ReportMetric(median(tops), "top1")
+			b.ReportMetric(median(prs), "prsum")
+		})
+	}
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
