@@ -310,7 +310,6 @@ var nextScript = redis.NewScript(nextScriptSource)
 
 const nextScriptSource = orderLua + `
 local tag = ARGV[1]
-local inl = isInlinks(tag)
 local now = tonumber(ARGV[2])
 local ttl = tonumber(ARGV[3])
 local token = ARGV[4]
@@ -423,7 +422,6 @@ var doneScript = redis.NewScript(orderLua + `
 local tag = ARGV[1]
 local h = ARGV[2]
 local now = tonumber(ARGV[4])
-local inl = isInlinks(tag)
 local ready, leases, tok, out, stg, stats, nxt =
   tag..':ready', tag..':leases', tag..':tok', tag..':out', tag..':stage', tag..':stats', tag..':next'
 if h ~= '' then
@@ -431,7 +429,8 @@ if h ~= '' then
 elseif redis.call('SET', ARGV[9], '1', 'NX') == false then
   return 0
 end
-local members, counts, first, chunk = countLinks(tag, 15)
+local members, counts, first, chunk = nil, nil, 18, nil
+if inl then members, counts, first, chunk = countLinks(tag, 15) end
 local n = 0
 if inl then n = enqueueAll(tag, h, now, first, members, counts, chunk) end
 for i = first, #ARGV, 2 do
@@ -928,7 +927,6 @@ func (f *Frontier) Responses(ctx context.Context) (uint64, error) {
 var requeueScript = redis.NewScript(orderLua + `
 local tag = ARGV[1]
 local now = tonumber(ARGV[2])
-local inl = isInlinks(tag)
 local failed, ready, leases, nxt = tag..':failed', tag..':ready', tag..':leases', tag..':next'
 if ARGV[3] == '1' and (redis.call('ZCARD', ready) > 0 or redis.call('ZCARD', leases) > 0 or redis.call('ZCARD', tag..':rank') > 0) then return 0 end
 local n = 0

@@ -271,7 +271,8 @@ func (f *Frontier) queueArgs(st stage, adds []record) ([]any, error) {
 }
 
 // orderLua defines the Lua functions the frontier's scripts share to
-// queue and serve with either order. inl says the crawl is inlinks.
+// queue and serve with either order, and inl, whether the crawl is
+// inlinks.
 //
 // Ranks in a queued entry's score: seeds rank SEEDRANK (2^21-1), above
 // every count; counts above SEEDRANK-1 rank as SEEDRANK-1 (they tie). A
@@ -281,19 +282,28 @@ func (f *Frontier) queueArgs(st stage, adds []record) ([]any, error) {
 const orderLua = `
 local RK = 4294967296
 local SEEDRANK = 2097151
-local function fmtscore(x) return string.format('%.0f', x) end
-local function isInlinks(tag)
-  local m = redis.call('GET', tag..':order')
-  return m and string.sub(m, 1, 8) == 'inlinks '
+-- inl says the crawl is inlinks (ARGV[1] of every script that uses these
+-- is the frontier's tag). A fifo crawl's scripts define only three small
+-- functions: a closure made on every call costs.
+local inl = redis.call('GET', ARGV[1]..':order')
+inl = inl and string.sub(inl, 1, 8) == 'inlinks '
+local qlen, qpop, makeReady, rankHost, countLinks, enqueueAll
+if not inl then
+qlen = function(tag, _, h) return redis.call('LLEN', tag..':q:'..h) end
+qpop = function(tag, _, h) return redis.call('LPOP', tag..':q:'..h) end
+makeReady = function(tag, _, h, t)
+  if not redis.call('ZSCORE', tag..':leases', h) then redis.call('ZADD', tag..':ready', 'LT', t, h) end
 end
+else
+local function fmtscore(x) return string.format('%.0f', x) end
 -- qlen is how many entries h has queued (not counting retries).
-local function qlen(tag, inl, h)
+qlen = function(tag, inl, h)
   local n = redis.call('LLEN', tag..':q:'..h)
   if inl then n = n + redis.call('ZCARD', tag..':zq:'..h) end
   return n
 end
 -- qpop takes h's next entry: a put-back one first, then the most linked-to.
-local function qpop(tag, inl, h)
+qpop = function(tag, inl, h)
   local e = redis.call('LPOP', tag..':q:'..h)
   if e or not inl then return e end
   local zq, ze = tag..':zq:'..h, tag..':ze:'..h
@@ -315,7 +325,7 @@ local function hostRank(tag, h)
   return 0
 end
 -- rankHost puts h, due now, in the rank zset.
-local function rankHost(tag, h)
+rankHost = function(tag, h)
   local srv = tonumber(redis.call('HGET', tag..':srv', h) or '0') % RK
   redis.call('ZADD', tag..':rank', fmtscore(hostRank(tag, h) * RK + (RK - 1 - srv)), h)
 end
@@ -330,7 +340,7 @@ local function raiseHost(tag, h, r)
 end
 -- makeReady makes h ready at t (or sooner if it is ready sooner), unless
 -- it is leased or, with inlinks, ready already in the rank zset.
-local function makeReady(tag, inl, h, t)
+makeReady = function(tag, inl, h, t)
   if redis.call('ZSCORE', tag..':leases', h) then return end
   if inl and redis.call('ZSCORE', tag..':rank', h) then return end
   redis.call('ZADD', tag..':ready', 'LT', t, h)
@@ -339,7 +349,7 @@ end
 -- the page's links (conservative update), raises those queued, and
 -- returns the keys' members and counts, the index after the section and
 -- the chunk.
-local function countLinks(tag, i)
+countLinks = function(tag, i)
   local nk, rows, chunk = tonumber(ARGV[i]), tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
   if chunk < 1 then chunk = 64 end
   i = i + 3
@@ -438,7 +448,7 @@ end
 -- one count key), one HSET, one HINCRBY, one ZADD per host and chunk. A
 -- taken member's entry goes to the host's list. It makes each host other
 -- than h ready and returns the entries queued.
-local function enqueueAll(tag, h, now, first, members, counts, chunk)
+enqueueAll = function(tag, h, now, first, members, counts, chunk)
   local byHost, hosts, n = {}, {}, 0
   for i = first, #ARGV, 3 do
     local ah, k = ARGV[i], tonumber(ARGV[i + 2])
@@ -491,6 +501,7 @@ local function enqueueAll(tag, h, now, first, members, counts, chunk)
     end
   end
   return n
+end
 end
 `
 

@@ -99,7 +99,8 @@ func driveFrontier(b *testing.B, f *Frontier, goroutines int, links func(rng *ra
 //     reported to Done. Metric srvCPUus/page.
 //   - next: b.N URLs queued (100 hosts, each root's links), each handed
 //     out and done without links: Next, the queue and the choice of
-//     host. Metric srvCPUus/next.
+//     host. Metrics srvCPUus/next, and B/queued, the growth of
+//     used_memory per URL queued (the seen-set's share included).
 //   - count: the same, each page now linking to 20 of the queued URLs
 //     (3 in 4 on its own host, skewed): counted, and raised in their
 //     queues with inlinks. Metric
@@ -165,6 +166,7 @@ func benchOrderQueue(b *testing.B, order frontier.Order, chunk, perPage int, nex
 	url := func(i int) string { return fmt.Sprintf("http://h%d.test/p%d", i%hosts, i/hosts) }
 	c, f := benchOrderFrontier(b, order, chunk, n+hosts, 0)
 	ctx := context.Background()
+	mem0 := usedMemory(b, c)
 	var roots []string
 	for h := range hosts {
 		roots = append(roots, fmt.Sprintf("http://h%d.test/", h))
@@ -189,6 +191,7 @@ func benchOrderQueue(b *testing.B, order frontier.Order, chunk, perPage int, nex
 			b.Fatal(err)
 		}
 	}
+	queuedBytes := float64(usedMemory(b, c)-mem0) / float64(n)
 	perHost := n / hosts
 	cpu0 := serverCPU(b, c)
 	b.ResetTimer()
@@ -210,6 +213,7 @@ func benchOrderQueue(b *testing.B, order frontier.Order, chunk, perPage int, nex
 	cpu := serverCPU(b, c) - cpu0
 	perPageCPU := cpu / float64(pages)
 	b.ReportMetric(perPageCPU*1e6, "srvCPUus/next")
+	b.ReportMetric(queuedBytes, "B/queued")
 	if links > 0 && nextCPU > 0 {
 		b.ReportMetric((perPageCPU-nextCPU)*1e6*float64(pages)/float64(links), "srvCPUus/link")
 	}
