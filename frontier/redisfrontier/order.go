@@ -29,10 +29,12 @@ import (
 // that counts as a countmin.Sketch of the same shape and seed
 // (countmin.HashIndexes; TestInlinkSketchAgreesWithCountmin): one string
 // {tag}:cm of rows × width big-endian 32-bit counters, row after row,
-// read and written with BITFIELD. It lives under the frontier's hash
-// tag, on the frontier's slot, so that the done script that queues a
-// page's new URLs also counts the page's links and raises the URLs of
-// those links that are queued, atomically and under the host's lease:
+// read with BITFIELD_RO and written with BITFIELD (32 MiB at the default
+// ExpectedURLs, 2 MiB with MaxPages 10,000). It lives under the
+// frontier's hash tag, on the frontier's slot, so that the done script
+// that queues a page's new URLs also counts the page's links and raises
+// the URLs of those links that are queued, atomically and under the
+// host's lease:
 // the script's token check, which makes a commit retried after a lost
 // reply queue nothing again, also keeps it from counting a page twice,
 // and a staged completion finished by another worker counts once.
