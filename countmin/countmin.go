@@ -125,6 +125,22 @@ func (s *Sketch) hashPositions(h uint64, idx *[MaxRows]int) {
 
 const golden64 = 0x9e3779b97f4a7c15
 
+// HashIndexes sets idx[r], for each of the o.Rows rows, to the index of
+// the counter AddHash(h) and CountHash(h) use in row r of a sketch of
+// shape o, counting the rows one after the other: row r's counters are
+// r·Width to (r+1)·Width-1. It lets a sketch kept elsewhere (a shared one
+// in Redis) count as a Sketch of the same shape and seed does. o.Rows
+// must be 1 to MaxRows (0 means DefaultRows) and idx at least that long.
+func HashIndexes(o Options, h uint64, idx []int) {
+	if o.Rows == 0 {
+		o.Rows = DefaultRows
+	}
+	var a [MaxRows]int
+	s := Sketch{rows: o.Rows, width: o.Width, seed: o.Seed}
+	s.hashPositions(h, &a)
+	copy(idx[:o.Rows], a[:o.Rows])
+}
+
 // mix64 is the MurmurHash3 64-bit finalizer.
 func mix64(x uint64) uint64 {
 	x ^= x >> 33

@@ -258,3 +258,36 @@ func TestConcurrentAdds(t *testing.T) {
 		t.Errorf("Count = %d after %d concurrent adds", got, workers*each)
 	}
 }
+
+// HashIndexes names the counters AddHash raises: a sketch kept as a flat
+// array of counters, updated at those indexes with conservative update,
+// counts as the Sketch of the same shape and seed.
+func TestHashIndexes(t *testing.T) {
+	o := Options{Rows: 3, Width: 64, Seed: 0x5eed}
+	s, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat := make([]uint32, o.Rows*o.Width)
+	idx := make([]int, o.Rows)
+	for i := range 2000 {
+		h := uint64(i%300) * 0x9e3779b97f4a7c15
+		want := s.AddHash(h)
+		HashIndexes(o, h, idx)
+		m := ^uint32(0)
+		for r, x := range idx {
+			if x < r*o.Width || x >= (r+1)*o.Width {
+				t.Fatalf("key %d: row %d index %d outside the row", i, r, x)
+			}
+			m = min(m, flat[x])
+		}
+		for _, x := range idx {
+			if flat[x] == m {
+				flat[x] = m + 1
+			}
+		}
+		if got := m + 1; got != want {
+			t.Fatalf("add %d: flat count %d, Sketch count %d", i, got, want)
+		}
+	}
+}

@@ -80,9 +80,10 @@ type Options struct {
 	// to breadth-first) or frontier.OrderInlinks (the most linked-to URLs
 	// first, by in-link counts from distinct fetched pages held in a
 	// count-min sketch sized from ExpectedURLs, or from MaxPages when less
-	// (frontier.InlinksSketchShape), and kept in checkpoints; seeds
-	// first). Politeness is the same in both. Local mode only:
-	// OrderInlinks with Redis is an error.
+	// (frontier.InlinksSketchShape), and kept in checkpoints, or in Redis
+	// shared by the workers; seeds first). Politeness is the same in both.
+	// In Redis mode the first worker fixes the crawl's order, and a worker
+	// given another fails to start (redisfrontier.ErrOrderMismatch).
 	Order frontier.Order
 	// Fetch configures the HTTP fetcher: user agent, timeouts, body and
 	// outlink caps, the private-address guard.
@@ -480,9 +481,6 @@ func (o *Options) Validate() error {
 			// done before the lease ends, or it is fetched twice.
 			return invalid("Redis.Lease %v must exceed Fetch.FetchTimeout %v", r.Lease, o.Fetch.FetchTimeout)
 		}
-	}
-	if o.Redis != nil && o.Order != frontier.OrderFIFO {
-		return invalid("Order %v is a local-mode option: the Redis frontier orders only fifo", o.Order)
 	}
 	if err := o.Retry.validate(); err != nil {
 		return err

@@ -94,14 +94,3 @@ func TestOrderInlinksStopAndResume(t *testing.T) {
 		t.Errorf("Run with a damaged %s = %v, want ErrCorruptState and countmin.ErrChecksum", InlinksFile, err)
 	}
 }
-
-func TestOrderInlinksRedisRefused(t *testing.T) {
-	o := testOptions(&testsite.Site{}, t.TempDir())
-	o.Order = frontier.OrderInlinks
-	o.Redis = &RedisOptions{URL: "redis://127.0.0.34:1/0"}
-	if _, err := New(o); !errors.Is(err, ErrInvalidOptions) {
-		t.Errorf("New with inlinks in Redis mode = %v, want ErrInvalidOptions", err)
-	} else {
-		t.Log(err)
-	}
-}

@@ -78,17 +78,21 @@ func (c *Crawler) startRedis(ctx context.Context) error {
 		o.Logger.Warn("the crawl in Redis began filter-only (--filter-only, or an earlier layercrawl): it stays filter-only, and its filter's false positives are lost (the summary estimates how many)")
 	}
 	front, err := redisfrontier.Open(ctx, r.client, redisfrontier.Options{
-		Seen:       r.seen,
-		Normalizer: c.norm,
-		Domain:     urlnorm.RegistrableDomain,
-		Admission:  o.Admission,
-		Politeness: o.Politeness,
-		MaxPages:   o.MaxPages,
-		Order:      o.Order,
-		Lease:      o.Redis.Lease,
-		Now:        o.Now,
-		Started:    c.started,
+		Seen:         r.seen,
+		Normalizer:   c.norm,
+		Domain:       urlnorm.RegistrableDomain,
+		Admission:    o.Admission,
+		Politeness:   o.Politeness,
+		MaxPages:     o.MaxPages,
+		Order:        o.Order,
+		ExpectedURLs: o.ExpectedURLs,
+		Lease:        o.Redis.Lease,
+		Now:          o.Now,
+		Started:      c.started,
 	})
+	if errors.Is(err, redisfrontier.ErrOrderMismatch) {
+		return fmt.Errorf("crawl: %w (every worker of a crawl needs the same --order)", err)
+	}
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)
 	}

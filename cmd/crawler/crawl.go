@@ -63,7 +63,7 @@ func crawlFlags(fs *flag.FlagSet, c *crawlCommand) {
 	fs.Float64Var(&o.Politeness.DelayFactor, "delay-factor", frontier.DefaultDelayFactor, "adaptive politeness: a host waits at least this many times its last response time, up to --max-delay; off with --delay -1; shared by the workers in Redis mode (-1: off)")
 	durationVar(fs, &o.Politeness.MaxDelay, "max-delay", frontier.DefaultMaxDelay, "cap on the adaptive delay: --delay-factor's, and the doubling of a host's delay after each 429 or 503 (-1: adaptive politeness off)")
 	fs.Int64Var(&o.MaxPages, "max-pages", 0, "stop after fetching this many pages in all runs of the crawl (0 or -1: no limit)")
-	fs.Func("order", "crawl order: fifo (default: each host's URLs in discovery order, hosts in turn, close to breadth-first) or inlinks (the most linked-to URLs first, within each host and among ready hosts, by in-link counts from distinct fetched pages in a count-min sketch sized from --expected-urls, or from --max-pages × 100 when less, and kept in checkpoints; seeds first; politeness unchanged; local mode only)", func(s string) (err error) {
+	fs.Func("order", "crawl order: fifo (default: each host's URLs in discovery order, hosts in turn, close to breadth-first) or inlinks (the most linked-to URLs first, within each host and among ready hosts, by in-link counts from distinct fetched pages in a count-min sketch sized from --expected-urls, or from --max-pages × 100 when less, and kept in checkpoints, or in Redis shared by the workers; seeds first; politeness unchanged; in Redis mode every worker of a crawl needs the same order)", func(s string) (err error) {
 		o.Order, err = frontier.ParseOrder(s)
 		return err
 	})

@@ -198,45 +198,57 @@ func TestCluster(t *testing.T) {
 		}
 	})
 
-	t.Run("frontier crawl", func(t *testing.T) {
-		g := graph{n: 600}
-		var mu sync.Mutex
-		count := make([]int, g.n)
-		workers := make([]*Frontier, 2)
-		for i := range workers {
-			c := dial(t, "crawl:")
-			s, err := OpenSeen(ctx, c, SeenOptions{Filter: crawlFilter}) // 16 shards
+	for _, order := range []frontier.Order{frontier.OrderFIFO, frontier.OrderInlinks} {
+		name, prefix := "frontier crawl", "crawl:"
+		if order == frontier.OrderInlinks {
+			name, prefix = "frontier crawl inlinks", "crawlinlinks:"
+		}
+		t.Run(name, func(t *testing.T) {
+			g := graph{n: 600}
+			var mu sync.Mutex
+			count := make([]int, g.n)
+			workers := make([]*Frontier, 2)
+			for i := range workers {
+				c := dial(t, prefix)
+				s, err := OpenSeen(ctx, c, SeenOptions{Filter: crawlFilter}) // 16 shards
+				if err != nil {
+					t.Fatal(err)
+				}
+				if workers[i], err = Open(ctx, c, Options{Seen: s, Normalizer: testNormalizer(t), Order: order, Politeness: frontier.PolitenessOptions{Delay: -1}, Poll: 10 * time.Millisecond}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, f := range workers {
+				if _, err := f.AddSeeds(ctx, g.seeds()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			crawlWorkers(ctx, workers, g, 3, func(i int) { mu.Lock(); count[i]++; mu.Unlock() })(t)
+			for i, n := range count {
+				if n != 1 {
+					t.Errorf("page %d fetched %d times, want 1", i, n)
+				}
+			}
+			// What `crawler status --redis-cluster` reads.
+			c := dial(t, prefix)
+			st, err := ReadStats(ctx, c)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if workers[i], err = Open(ctx, c, Options{Seen: s, Normalizer: testNormalizer(t), Politeness: frontier.PolitenessOptions{Delay: -1}, Poll: 10 * time.Millisecond}); err != nil {
-				t.Fatal(err)
+			if st.Pages != uint64(g.n) || st.Served != uint64(g.n) || st.New != uint64(g.n) || st.Queued != 0 || st.Leased != 0 {
+				t.Errorf("Stats = %+v, want %d pages served and fetched, %d new (seeds included), nothing queued or leased", st, g.n, g.n)
 			}
-		}
-		for _, f := range workers {
-			if _, err := f.AddSeeds(ctx, g.seeds()); err != nil {
-				t.Fatal(err)
+			if params, err := ReadSeenParams(ctx, c); err != nil || !strings.Contains(params, "shards=16") {
+				t.Errorf("ReadSeenParams = %q, %v; want the 16-shard parameters", params, err)
 			}
-		}
-		crawlWorkers(ctx, workers, g, 3, func(i int) { mu.Lock(); count[i]++; mu.Unlock() })(t)
-		for i, n := range count {
-			if n != 1 {
-				t.Errorf("page %d fetched %d times, want 1", i, n)
+			if order == frontier.OrderInlinks {
+				// Page 1 is linked from pages 0, 2 and 3 (and itself).
+				if n, err := workers[0].inlinkCounts(ctx, []string{g.url(1)}); err != nil || n[0] < 3 {
+					t.Errorf("in-link count of page 1 = %v, %v; want at least 3", n, err)
+				}
 			}
-		}
-		// What `crawler status --redis-cluster` reads.
-		c := dial(t, "crawl:")
-		st, err := ReadStats(ctx, c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st.Pages != uint64(g.n) || st.Served != uint64(g.n) || st.New != uint64(g.n) || st.Queued != 0 || st.Leased != 0 {
-			t.Errorf("Stats = %+v, want %d pages served and fetched, %d new (seeds included), nothing queued or leased", st, g.n, g.n)
-		}
-		if params, err := ReadSeenParams(ctx, c); err != nil || !strings.Contains(params, "shards=16") {
-			t.Errorf("ReadSeenParams = %q, %v; want the 16-shard parameters", params, err)
-		}
-	})
+		})
+	}
 }
 
 // masterOf returns the id of the node serving key's slot (each shard of

@@ -147,7 +147,8 @@
 //
 // [Frontier] mirrors the method set of frontier.Frontier (AddSeeds, Next,
 // Done, Stats), using its Entry and Outcome types, so one crawl loop drives
-// both. Per-host queues are Redis lists; a sorted set orders the hosts that
+// both. Per-host queues are Redis lists (sorted sets with inlinks: see
+// Crawl order); a sorted set orders the hosts that
 // may be fetched by the time they may next be fetched (politeness holds
 // across workers), and a second sorted set holds host leases with their
 // expiry: a host is out to at most one worker at a time. All frontier keys
@@ -186,6 +187,20 @@
 // checks a whole page's links before the seen-set answers, so one page may
 // overshoot a budget by its own new links. [Frontier.WorkerStats] returns
 // this worker's counts; [Frontier.Stats] the shared ones.
+//
+// # Crawl order
+//
+// With Options.Order frontier.OrderInlinks (order.go) a page's distinct
+// links are counted in a count-min sketch with conservative update held
+// in one string key, counting as a countmin.Sketch of its shape and seed,
+// by the same script that queues its new URLs, under the host's lease (so
+// a retried or replayed commit counts once). A host's URLs wait in a
+// sorted set ranked by their count, seeds first, the oldest first among
+// equals; a counted link raises a queued URL in place. Hosts whose
+// politeness delay has passed move to a second sorted set ranked by their
+// best URL, and Next leases the best. The first worker of a crawl stores
+// its order and the sketch's shape and seed; a worker given another order
+// fails with [ErrOrderMismatch].
 //
 // # Persistence and Redis restarts
 //

@@ -42,10 +42,15 @@ type Options struct {
 	// out by all workers together (re-queued entries count again); 0
 	// (default) and negative: no limit.
 	MaxPages int64
-	// Order is the order entries are handed out in. Only
-	// frontier.OrderFIFO (the default) is implemented in Redis mode:
-	// frontier.OrderInlinks is refused by Validate.
+	// Order is the order entries are handed out in: frontier.OrderFIFO
+	// (the default) or frontier.OrderInlinks (order.go). The worker that
+	// begins a crawl stores its order in Redis; Open refuses a worker
+	// given another with ErrOrderMismatch.
 	Order frontier.Order
+	// ExpectedURLs sizes the in-link sketch of OrderInlinks with MaxPages
+	// (frontier.InlinksSketchShape) when this worker begins the crawl;
+	// the others take the stored shape. Default 10,000,000.
+	ExpectedURLs uint64
 	// Lease is how long a worker holds a host after Next handed out one
 	// of its entries; when it expires without Done the entry is handed to
 	// another worker. It must exceed the whole fetch timeout. Default 2m.
@@ -74,6 +79,9 @@ func (o *Options) EnsureDefaults() {
 	if o.Poll == 0 {
 		o.Poll = 200 * time.Millisecond
 	}
+	if o.ExpectedURLs == 0 {
+		o.ExpectedURLs = 10_000_000
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -94,8 +102,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("%w: Options.Domain is required with ScopeDomain", ErrInvalidOptions)
 	case o.Lease <= 0, o.Poll <= 0:
 		return fmt.Errorf("%w: non-positive lease %v or poll %v", ErrInvalidOptions, o.Lease, o.Poll)
-	case o.Order != frontier.OrderFIFO:
-		return fmt.Errorf("%w: order %v is not implemented in Redis mode (only fifo)", ErrInvalidOptions, o.Order)
+	case o.Order != frontier.OrderFIFO && o.Order != frontier.OrderInlinks:
+		return fmt.Errorf("%w: unknown order %v", ErrInvalidOptions, o.Order)
 	}
 	if err := o.Admission.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidOptions, err)
@@ -109,6 +117,11 @@ type Frontier struct {
 	c    *Client
 	opts Options
 	tag  string // hash tag prefix of every frontier key
+	// order is the crawl's order as stored in Redis, with the in-link
+	// sketch's shape and seed; chunk the counters one BITFIELD call of
+	// the done script reads or writes (countChunk).
+	order orderMeta
+	chunk int
 
 	// adm holds the scope and runs every check before the seen-set,
 	// counting refusals for this worker.
@@ -209,6 +222,9 @@ type stage struct {
 	// Responded says the request got an HTTP response (counted in the
 	// stats' responses).
 	Responded bool `json:"p,omitempty"`
+	// Counted are the indexes in Cands of the page's links, which
+	// OrderInlinks counts (each once).
+	Counted []int `json:"k,omitempty"`
 }
 
 func decodeStage(s string) (stage, error) {
@@ -237,6 +253,9 @@ func Open(ctx context.Context, c *Client, opts Options) (*Frontier, error) {
 		tag: c.prefix + "f:{" + c.prefix + "f}",
 		adm: adm,
 		out: map[string][]lease{},
+	}
+	if err := f.openOrder(ctx); err != nil {
+		return nil, err
 	}
 	if err := f.loadScope(ctx); err != nil {
 		return nil, err
@@ -289,7 +308,7 @@ func (f *Frontier) loadScope(ctx context.Context) error {
 // lease time (2 minutes by default).
 var nextScript = redis.NewScript(nextScriptSource)
 
-const nextScriptSource = `
+const nextScriptSource = orderLua + `
 local tag = ARGV[1]
 local now = tonumber(ARGV[2])
 local ttl = tonumber(ARGV[3])
@@ -322,7 +341,7 @@ for _, h in ipairs(expired) do
   redis.call('HDEL', out, h)
   redis.call('HDEL', tok, h)
   redis.call('ZREM', leases, h)
-  if redis.call('LLEN', tag..':q:'..h) > 0 then
+  if qlen(tag, inl, h) > 0 then
     redis.call('ZADD', ready, now, h)
   else
     local rd = redis.call('ZRANGE', tag..':rq:'..h, 0, 0, 'WITHSCORES')
@@ -333,14 +352,25 @@ if maxPages > 0 and tonumber(redis.call('HGET', stats, 'served') or '0') >= maxP
   return {'limit', redis.call('ZCARD', leases)}
 end
 while true do
-  local r = redis.call('ZRANGEBYSCORE', ready, '-inf', now, 'LIMIT', 0, 1)
+  local r
+  if inl then
+    -- Hosts due move to the rank zset; the best ranked is served.
+    for _, d in ipairs(redis.call('ZRANGEBYSCORE', ready, '-inf', now, 'LIMIT', 0, 1000)) do
+      redis.call('ZREM', ready, d)
+      rankHost(tag, d)
+    end
+    r = redis.call('ZRANGE', tag..':rank', -1, -1)
+    if r[1] then redis.call('ZREM', tag..':rank', r[1]) end
+  else
+    r = redis.call('ZRANGEBYSCORE', ready, '-inf', now, 'LIMIT', 0, 1)
+    if r[1] then redis.call('ZREM', ready, r[1]) end
+  end
   if #r == 0 then
     local nr = redis.call('ZRANGE', ready, 0, 0, 'WITHSCORES')
     local nl = redis.call('ZRANGE', leases, 0, 0, 'WITHSCORES')
     return {'wait', nr[2] or '', nl[2] or '', redis.call('ZCARD', ready), redis.call('ZCARD', leases)}
   end
   local h = r[1]
-  redis.call('ZREM', ready, h)
   -- A due retry goes first; one not due never holds the queue back.
   local rq = tag..':rq:'..h
   local e
@@ -349,7 +379,7 @@ while true do
     e = due[1]
     redis.call('ZREM', rq, e)
   else
-    e = redis.call('LPOP', tag..':q:'..h)
+    e = qpop(tag, inl, h)
     if not e then
       local rd = redis.call('ZRANGE', rq, 0, 0, 'WITHSCORES')
       if rd[2] then redis.call('ZADD', ready, tonumber(rd[2]), h) end
@@ -359,7 +389,8 @@ while true do
     redis.call('HSET', out, h, e)
     redis.call('HSET', tok, h, token)
     redis.call('ZADD', leases, now + ttl, h)
-    redis.call('HINCRBY', stats, 'served', 1)
+    local served = redis.call('HINCRBY', stats, 'served', 1)
+    if inl then redis.call('HSET', tag..':srv', h, served) end
     redis.call('SET', req, h, 'PX', ttl)
     return {'ok', h, e, redis.call('GET', tag..':scopever') or '', redis.call('HGET', tag..':thr', h) or ''}
   end
@@ -387,7 +418,7 @@ return 1
 // record waits in the host's
 // retry set (rq:<host>, scored by due time) and makes the host ready when
 // due if its queue is empty. A host's throttle lives in the thr hash.
-var doneScript = redis.NewScript(`
+var doneScript = redis.NewScript(orderLua + `
 local tag = ARGV[1]
 local h = ARGV[2]
 local now = tonumber(ARGV[4])
@@ -398,16 +429,20 @@ if h ~= '' then
 elseif redis.call('SET', ARGV[9], '1', 'NX') == false then
   return 0
 end
+local members, counts, first, chunk = nil, nil, 18, nil
+if inl then members, counts, first, chunk = countLinks(tag, 15) end
 local n = 0
-for i = 15, #ARGV, 2 do
+if inl then n = enqueueAll(tag, h, now, first, members, counts, chunk) end
+for i = first, #ARGV, 2 do
+  if inl then break end
   local ah, ae = ARGV[i], ARGV[i + 1]
   redis.call('RPUSH', tag..':q:'..ah, ae)
   n = n + 1
-  if ah ~= h and not redis.call('ZSCORE', leases, ah) then
+  if ah ~= h then
     local t = tonumber(redis.call('HGET', nxt, ah) or '0')
     if t < now then t = now end
     -- LT: a host waiting only for a retry becomes ready sooner.
-    redis.call('ZADD', ready, 'LT', t, ah)
+    makeReady(tag, inl, ah, t)
   end
 end
 redis.call('HINCRBY', stats, 'new', n)
@@ -455,7 +490,7 @@ if h ~= '' then
   end
   local nt = tonumber(redis.call('HGET', nxt, h) or '0')
   if nt > t then t = nt end
-  if redis.call('LLEN', tag..':q:'..h) > 0 then
+  if qlen(tag, inl, h) > 0 then
     redis.call('ZADD', ready, t, h)
   else
     local rd = redis.call('ZRANGE', rq, 0, 0, 'WITHSCORES')
@@ -579,16 +614,13 @@ func (f *Frontier) added(adds []record, segs [][]string) {
 func (f *Frontier) commit(ctx context.Context, host, token string, fetched, failed bool, delay time.Duration, dup uint64, guard string, st stage, adds []record) (bool, error) {
 	args := []any{f.tag, host, token, f.nowMS(), delay.Milliseconds(), b01(fetched), b01(failed), dup, guard,
 		st.Retry, st.RetryDue, st.Throttle, b01(st.Throttled), b01(st.Responded)}
-	for _, a := range adds {
-		u, err := url.Parse(a.URL)
-		if err != nil || u.Host == "" {
-			return false, fmt.Errorf("%w: queued URL %q has no host", ErrCorrupt, a.URL)
-		}
-		b, _ := json.Marshal(a)
-		args = append(args, strings.ToLower(u.Host), string(b))
+	queue, err := f.queueArgs(st, adds)
+	if err != nil {
+		return false, err
 	}
+	args = append(args, queue...)
 	var res any
-	err := f.c.retry(ctx, func(ctx context.Context) error {
+	err = f.c.retry(ctx, func(ctx context.Context) error {
 		var err error
 		res, err = doneScript.Run(ctx, f.c.rdb, []string{f.key("ready")}, args...).Result()
 		return err
@@ -754,14 +786,27 @@ func (f *Frontier) Done(ctx context.Context, e frontier.Entry, out frontier.Outc
 		}
 	}
 	var cands []record
-	inBatch := map[string]bool{}
-	add := func(c frontier.Candidate, r frontier.Refusal) {
-		if r != frontier.Admitted || inBatch[c.URL] {
-			return
+	var counted []int
+	inBatch := map[string]int{} // index in cands
+	isCounted := map[int]bool{}
+	add := func(c frontier.Candidate, r frontier.Refusal) int {
+		if r != frontier.Admitted {
+			return -1
 		}
-		inBatch[c.URL] = true
+		if i, ok := inBatch[c.URL]; ok {
+			return i
+		}
+		inBatch[c.URL] = len(cands)
 		cands = append(cands, newRecord(frontier.Entry{URL: c.URL, Depth: c.Depth, Redirects: c.Redirects, Via: c.Via,
 			Hops: c.Hops, Sitemap: c.Sitemap, LastMod: c.LastMod}))
+		return len(cands) - 1
+	}
+	// With inlinks a page's links are counted, each once.
+	link := func(c frontier.Candidate, r frontier.Refusal) {
+		if i := add(c, r); i >= 0 && f.order.order == frontier.OrderInlinks && !isCounted[i] {
+			isCounted[i] = true
+			counted = append(counted, i)
+		}
 	}
 	if out.Redirect != "" {
 		add(f.adm.Redirect(e, out.Redirect))
@@ -769,10 +814,10 @@ func (f *Frontier) Done(ctx context.Context, e frontier.Entry, out frontier.Outc
 	if len(out.Links) > 0 || len(out.Embeds) > 0 {
 		links := f.adm.Links(e, out.Base)
 		for _, ref := range out.Links {
-			add(links.Link(ref))
+			link(links.Link(ref))
 		}
 		for _, ref := range out.Embeds {
-			add(links.Embed(ref))
+			link(links.Embed(ref))
 		}
 	}
 	_ = frontier.SitemapCandidates(f.adm, e, out, func(c frontier.Candidate, r frontier.Refusal) error {
@@ -780,7 +825,7 @@ func (f *Frontier) Done(ctx context.Context, e frontier.Entry, out frontier.Outc
 		return nil
 	})
 	st := stage{Batch: f.opts.Seen.NewBatchID(), Fetched: out.Fetched, Failed: out.Failed, DelayMS: delay.Milliseconds(), Cands: cands,
-		Throttle: throttle, Throttled: out.Fetched && out.Throttled, Responded: out.Responded}
+		Throttle: throttle, Throttled: out.Fetched && out.Throttled, Responded: out.Responded, Counted: counted}
 	if !out.RetryAt.IsZero() {
 		// The URL comes back from the host's retry set when due, as
 		// attempt Attempt+1; the host's other URLs go on meanwhile.
@@ -879,22 +924,20 @@ func (f *Frontier) Responses(ctx context.Context) (uint64, error) {
 // unless it is leased. ARGV: tag, now (ms), whether to do so only while
 // the crawl is idle ("1": no host ready or leased), then triples of
 // (host, URL, entry). It returns how many it queued.
-var requeueScript = redis.NewScript(`
+var requeueScript = redis.NewScript(orderLua + `
 local tag = ARGV[1]
 local now = tonumber(ARGV[2])
 local failed, ready, leases, nxt = tag..':failed', tag..':ready', tag..':leases', tag..':next'
-if ARGV[3] == '1' and (redis.call('ZCARD', ready) > 0 or redis.call('ZCARD', leases) > 0) then return 0 end
+if ARGV[3] == '1' and (redis.call('ZCARD', ready) > 0 or redis.call('ZCARD', leases) > 0 or redis.call('ZCARD', tag..':rank') > 0) then return 0 end
 local n = 0
 for i = 4, #ARGV, 3 do
   local h = ARGV[i]
   if redis.call('HDEL', failed, ARGV[i + 1]) == 1 then
     redis.call('RPUSH', tag..':q:'..h, ARGV[i + 2])
     n = n + 1
-    if not redis.call('ZSCORE', leases, h) then
-      local t = tonumber(redis.call('HGET', nxt, h) or '0')
-      if t < now then t = now end
-      redis.call('ZADD', ready, 'LT', t, h)
-    end
+    local t = tonumber(redis.call('HGET', nxt, h) or '0')
+    if t < now then t = now end
+    makeReady(tag, inl, h, t)
   end
 end
 redis.call('HINCRBY', tag..':stats', 'requeuedfailed', n)
@@ -1150,8 +1193,13 @@ func readStats(ctx context.Context, c *Client, tag string) (Stats, error) {
 		if st.Hosts, err = c.rdb.ZCard(ctx, tag+":ready").Result(); err != nil {
 			return err
 		}
+		ranked, err := c.rdb.ZCard(ctx, tag+":rank").Result() // inlinks: hosts ready now
+		if err != nil {
+			return err
+		}
+		st.Hosts += ranked
 		var hosts []string
-		for _, set := range []string{":ready", ":leases"} {
+		for _, set := range []string{":ready", ":rank", ":leases"} {
 			h, err := c.rdb.ZRange(ctx, tag+set, 0, -1).Result()
 			if err != nil {
 				return err
@@ -1163,6 +1211,7 @@ func readStats(ctx context.Context, c *Client, tag string) (Stats, error) {
 			cmds, err := c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 				for _, h := range hosts[:n] {
 					p.LLen(ctx, tag+":q:"+h)
+					p.ZCard(ctx, tag+":zq:"+h) // inlinks
 					p.ZCard(ctx, tag+":rq:"+h)
 				}
 				return nil
@@ -1171,7 +1220,7 @@ func readStats(ctx context.Context, c *Client, tag string) (Stats, error) {
 				return err
 			}
 			for i, cmd := range cmds {
-				if i%2 == 0 {
+				if i%3 < 2 {
 					st.Queued += cmd.(*redis.IntCmd).Val()
 				} else {
 					st.Retrying += cmd.(*redis.IntCmd).Val()

@@ -75,6 +75,9 @@ func openTestFrontier(t testing.TB, c *Client, opts Options) *Frontier {
 	}
 	opts.Seen = s
 	opts.Normalizer = testNormalizer(t)
+	if opts.Order == frontier.OrderFIFO {
+		opts.Order = testOrder
+	}
 	f, err := Open(ctx, c, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -139,11 +139,13 @@ func TestFrontierThrottle(t *testing.T) {
 func TestFrontierDefer(t *testing.T) {
 	ctx := context.Background()
 	c := testClient(t)
-	opts := Options{Politeness: frontier.PolitenessOptions{Delay: -1}, Lease: time.Minute, Poll: 10 * time.Millisecond}
+	// The delay keeps the other host from being served again before the
+	// deferred one, whichever host the order serves first.
+	opts := Options{Politeness: frontier.PolitenessOptions{Delay: 2 * time.Second}, Lease: time.Minute, Poll: 10 * time.Millisecond}
 	a := openTestFrontier(t, c, opts)
 	g := graph{n: 6}
-	// h0.test: 0 and 3; h1.test: 1.
-	if _, err := a.AddSeeds(ctx, []string{g.url(0), g.url(3), g.url(1)}); err != nil {
+	// h0.test: 0 and 3; h1.test: 1 and 4.
+	if _, err := a.AddSeeds(ctx, []string{g.url(0), g.url(3), g.url(1), g.url(4)}); err != nil {
 		t.Fatal(err)
 	}
 	e, err := a.Next(ctx)
