@@ -39,6 +39,7 @@ func TestInlinksFrontierTests(t *testing.T) {
 		{"RetryFailed", TestFrontierRetryFailed},
 		{"TrapLimits", TestFrontierTrapLimits},
 		{"BeatReclaimsDeadWorkersLeases", TestBeatReclaimsDeadWorkersLeases},
+		{"AddKnownOnce", TestAddKnownOnce},
 	} {
 		t.Run(tc.name, tc.fn)
 	}
