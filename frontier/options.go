@@ -283,6 +283,10 @@ type Options struct {
 	// DefaultExactMemory (64 MiB: 6.7 million URLs); negative:
 	// every check goes to the store.
 	ExactMemory int64
+	// Continuous keeps every URL Done completes with an Outcome.Schedule
+	// in a due schedule, and queues it again when due (see schedule.go):
+	// Next then never returns ErrExhausted. Default off.
+	Continuous bool
 }
 
 // EnsureDefaults fills in the zero fields with their defaults.
