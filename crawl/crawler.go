@@ -89,6 +89,9 @@ type Crawler struct {
 	// says the store holds the earlier crawls' (Options.Previous).
 	history     *historyLog
 	hasPrevious bool
+	// cont is a continuous crawl's scheduler and budget
+	// (Options.Continuous); nil otherwise.
+	cont *continuous
 	// nearDups is the near-duplicate check; nil when it is off, and in
 	// Redis mode until Run.
 	nearDups *nearDups
