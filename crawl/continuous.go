@@ -69,6 +69,10 @@ type ContinuousStats struct {
 	Unchanged   uint64  `json:"unchanged"`    // revisits that found it unchanged: 304, or the same payload (this run)
 	Dropped     uint64  `json:"dropped"`      // URLs that left the schedule: gone (404/410) GoneAfter times in a row (this run)
 	PlannedRate float64 `json:"planned_rate"` // revisits per second the current intervals add up to (revisit.Scheduler.PlannedRate)
+	// Aged counts the URLs the aging seen-set forgot (this run): neither
+	// linked nor fetched for two to four times the longest revisit
+	// interval. One that a link leads to again is queued as new.
+	Aged uint64 `json:"aged"`
 }
 
 // continuous is a continuous crawl's scheduler and budget.
@@ -116,6 +120,18 @@ func (v *visitRecord) unmarshal(b []byte) error {
 	}
 	v.gone = int(g)
 	return nil
+}
+
+// ageWindow is the frontier's AgeWindow: in a continuous crawl with the
+// exact check, twice the longest revisit interval, so that a scheduled URL
+// whose revisit is late by up to one more interval (a budget that cannot
+// keep up) is still in the seen-set when it is fetched; 0 otherwise (the
+// filter alone cannot forget).
+func ageWindow(o Options, exact bool) time.Duration {
+	if o.Continuous == nil || !exact {
+		return 0
+	}
+	return 2 * o.Continuous.Revisit.Max
 }
 
 // openContinuous makes the scheduler and rebuilds its summary of the
@@ -265,13 +281,13 @@ func (c *Crawler) scheduleRevisit(ent frontier.Entry, res *fetch.Result, prev *C
 
 // continuousStats returns the continuous crawl's counters; zero when it is
 // not one.
-func (c *Crawler) continuousStats(scheduled int64) ContinuousStats {
+func (c *Crawler) continuousStats(f frontier.Stats) ContinuousStats {
 	k := c.cont
 	if k == nil {
 		return ContinuousStats{}
 	}
-	return ContinuousStats{Scheduled: scheduled, Changed: k.changed.Load(), Unchanged: k.unchanged.Load(),
-		Dropped: k.dropped.Load(), PlannedRate: k.sched.PlannedRate()}
+	return ContinuousStats{Scheduled: f.Scheduled, Changed: k.changed.Load(), Unchanged: k.unchanged.Load(),
+		Dropped: k.dropped.Load(), PlannedRate: k.sched.PlannedRate(), Aged: f.Aged}
 }
 
 // pace spaces events at most rate a second: each wait takes the next free

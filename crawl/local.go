@@ -111,6 +111,7 @@ func (c *Crawler) openLocal() error {
 		ExactDedup:  exact,
 		ExactMemory: o.ExactMemory,
 		Continuous:  o.Continuous != nil,
+		AgeWindow:   ageWindow(o, exact),
 	})
 	if errors.Is(err, frontier.ErrCorrupt) {
 		return fmt.Errorf("%w: %s: %w", ErrCorruptState, o.StateDir, err)

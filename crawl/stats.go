@@ -220,7 +220,7 @@ func (c *Crawler) Stats() Stats {
 		s.Admission = frontier.AdmissionStats{Invalid: f.Invalid, TooDeep: f.TooDeep, TooManyRedirects: f.TooManyRedirects,
 			OutOfScope: f.OutOfScope, Filtered: f.Filtered, Limits: f.Limits}
 		s.Journal, s.Checkpoint = f.Journal, f.Checkpoint
-		s.Continuous = c.continuousStats(f.Scheduled)
+		s.Continuous = c.continuousStats(f)
 	}
 	if c.filter != nil {
 		s.Filter = c.filter.stats()

@@ -206,6 +206,11 @@ type Stats struct {
 	// Scheduled is the number of URLs in the due schedule of a
 	// continuous frontier (those queued again when due included).
 	Scheduled int64
+	// Aged counts the fingerprints the rotations of an aging set removed
+	// (Options.AgeWindow; this run). A URL admitted again after its
+	// fingerprint aged out counts in FalsePositives: to the filter, which
+	// does not age, it is one.
+	Aged uint64
 }
 
 // MaxSlowedHosts bounds Stats.SlowedHosts.
@@ -235,6 +240,7 @@ type Frontier struct {
 	links *linkCache // raw links known to be in the seen-set
 	exact *exactSet  // Options.ExactDedup; nil without
 	sched *schedule  // Options.Continuous; nil without
+	age   *ageClock  // Options.AgeWindow; nil without
 	// counts are the in-link counts of OrderInlinks, canon the count keys
 	// of the links the link cache holds; both nil with OrderFIFO.
 	counts *countmin.Sketch
@@ -551,8 +557,12 @@ func (f *Frontier) consider(ctx context.Context, o *op, c Candidate, r Refusal) 
 		return false, fmt.Errorf("frontier: seen-set: %w", err)
 	}
 	if f.exact != nil {
-		if seen, err = f.exact.check(fp, seen); err != nil {
+		var touch bool
+		if seen, touch, err = f.exact.check(fp, seen); err != nil {
 			return false, fmt.Errorf("frontier: exact dedup: %w", err)
+		}
+		if touch {
+			o.fps = append(o.fps, fp) // tagged with this generation
 		}
 	}
 	if seen {
@@ -652,6 +662,14 @@ func (f *Frontier) Next(ctx context.Context) (Entry, error) {
 		}
 		f.mu.Lock()
 		f.leaveLocked(wake)
+		if f.age != nil && f.broken == nil && !f.opts.Now().Before(f.age.next) {
+			// A new generation of the aging seen-set first.
+			f.mu.Unlock()
+			if err := f.rotate(); err != nil {
+				return Entry{}, err
+			}
+			f.mu.Lock()
+		}
 		if f.sched != nil && f.broken == nil && f.sched.dueLocked(f.opts.Now()) {
 			// Due URLs join their hosts' queues first.
 			f.mu.Unlock()
@@ -1443,6 +1461,7 @@ func (f *Frontier) Stats() Stats {
 		s.FalsePositives = f.exact.caught.Load()
 		s.ExactLookups = f.exact.lookups.Load()
 		s.ExactInMemory = uint64(f.exact.inMemory.Load())
+		s.Aged = f.exact.aged.Load()
 	}
 	a := f.adm.Stats()
 	s.OutOfScope = a.OutOfScope

@@ -369,6 +369,9 @@ func (f *Frontier) prepareSchedule(o *op, e Entry, out Outcome) error {
 		ch.oldKey = dueKey(old, e.URL)
 	}
 	if sc := out.Schedule; sc != nil {
+		if f.age != nil {
+			f.touch(o, e.URL)
+		}
 		n := e
 		n.Attempt, n.retry, n.seq, n.due, n.rank, n.ck = 0, false, 0, time.Time{}, 0, 0
 		ch.item = &dueItem{key: dueKey(sc.Due, e.URL), due: time.Unix(0, sc.Due.UnixNano()), e: n}

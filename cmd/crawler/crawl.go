@@ -514,8 +514,8 @@ func printSummary(w io.Writer, cr *crawl.Crawler, interrupted, noSeed bool) {
 			r.Previous, r.Unchanged, r.BytesSaved, r.Changed, r.Gone, r.New)
 	}
 	if k := s.Continuous; o.Continuous != nil {
-		fmt.Fprintf(w, "  continuous        %d URLs scheduled; revisits: %d changed, %d unchanged; %d gone URLs dropped; the schedule plans %.3g revisits/s\n",
-			k.Scheduled, k.Changed, k.Unchanged, k.Dropped, k.PlannedRate)
+		fmt.Fprintf(w, "  continuous        %d URLs scheduled; revisits: %d changed, %d unchanged; %d gone URLs dropped, %d URLs aged out of the seen-set; the schedule plans %.3g revisits/s\n",
+			k.Scheduled, k.Changed, k.Unchanged, k.Dropped, k.Aged, k.PlannedRate)
 	}
 	a := s.Admission
 	fmt.Fprintf(w, "  discovered        %d new, %d duplicates (%d known from the link cache); %d out of scope, %d filtered by --allow/--deny, %d beyond --max-depth, %d beyond --max-redirects, %d invalid\n",
