@@ -1,7 +1,6 @@
 package revisit
 
 import (
-	"math"
 	"time"
 )
 
@@ -27,20 +26,8 @@ func Plan(rates []float64, o Options) ([]time.Duration, error) {
 			}
 			return t
 		}
-		lo, hi, increasing := -20.0, 30.0, false
-		if o.Policy == Proportional {
-			lo, hi, increasing = -30, 30, true
-		}
 		if o.Policy != Uniform {
-			for range 80 {
-				mid := (lo + hi) / 2
-				if (sum(math.Exp(mid)) > o.Budget) == increasing {
-					hi = mid
-				} else {
-					lo = mid
-				}
-			}
-			mult = math.Exp((lo + hi) / 2)
+			mult = solveMultiplier(o.Policy, o.Budget, 0, sum)
 		}
 	}
 	out := make([]time.Duration, len(rates))

@@ -223,7 +223,8 @@ func (s *Scheduler) solveIfStale() {
 
 // solve finds the multiplier that spends the budget: the frequencies are
 // monotone in it (increasing in κ, decreasing in μ), so bisection on its
-// logarithm converges.
+// logarithm converges; it starts around the last solution, which a
+// population that changed by a 64th has hardly moved.
 func (s *Scheduler) solve() {
 	s.solved, s.dirty = true, 0
 	n := s.pop.total()
@@ -232,22 +233,38 @@ func (s *Scheduler) solve() {
 		return
 	}
 	s.uniform = s.clampFreq(s.opt.Budget / float64(max(n, 1)))
-	switch s.opt.Policy {
-	case Proportional:
-		s.mult = s.bisect(-30, 30, true)
-	case Adaptive:
-		s.mult = s.bisect(-20, 30, false)
+	if s.opt.Policy != Uniform {
+		s.mult = solveMultiplier(s.opt.Policy, s.opt.Budget, s.mult, s.planned)
 	}
 }
 
-// bisect returns the multiplier in [e^lo, e^hi] whose planned rate is
-// closest to the budget; increasing says whether the planned rate grows
-// with it.
-func (s *Scheduler) bisect(lo, hi float64, increasing bool) float64 {
-	for range 80 {
+// solveMultiplier returns the multiplier (κ for Proportional, μ for
+// Adaptive) at which planned, the total frequency as a function of it,
+// meets the budget, or the bound of its range nearest to doing so. prev,
+// when positive, is a guess to start from.
+func solveMultiplier(p Policy, budget, prev float64, planned func(float64) float64) float64 {
+	lo, hi, increasing := -20.0, 30.0, false // μ in seconds: e^-20 to e^30
+	if p == Proportional {
+		lo, hi, increasing = -30, 30, true // κ, dimensionless
+	}
+	// over reports whether the budget is overspent at e^x.
+	over := func(x float64) bool { return planned(math.Exp(x)) > budget }
+	// tooHigh reports whether the root lies below e^x.
+	tooHigh := func(x float64) bool { return over(x) == increasing }
+	if prev > 0 {
+		// Bracket the root around the guess, doubling the step.
+		x := math.Log(prev)
+		for step := 0.5; ; step *= 2 {
+			a, b := max(x-step, lo), min(x+step, hi)
+			if (a == lo || !tooHigh(a)) && (b == hi || tooHigh(b)) {
+				lo, hi = a, b
+				break
+			}
+		}
+	}
+	for hi-lo > 1e-9 {
 		mid := (lo + hi) / 2
-		over := s.planned(math.Exp(mid)) > s.opt.Budget
-		if over == increasing {
+		if tooHigh(mid) {
 			hi = mid
 		} else {
 			lo = mid

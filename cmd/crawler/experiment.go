@@ -22,6 +22,7 @@ var experimentKinds = []struct{ name, synopsis, summary string }{
 	{"plot", "--csv fp.csv [--out DIR]", "redraw the plots of a finished fp run from its fp.csv"},
 	{"similarity", "--warc FILE|DIR[,...] [flags]", "compare the near-duplicate methods of package neardup on pages read from WARC files"},
 	{"order", "[--pages N --hosts N --runs N --orders fifo,...] [flags]", "crawl a synthetic web with a known link graph in each crawl order, under a page budget; draw the share of the most linked-to pages and the PageRank fetched against the budget spent; report.md"},
+	{"freshness", "[--pages N --runs N --duration D --budget-share S --policies uniform,...] [flags]", "revisit a web whose pages change as Poisson processes, in simulated time, under each revisit schedule at one fetch budget; draw the collection's freshness and age over time; report.md"},
 }
 
 // experimentUsage prints the kinds of experiment and how to get their flags.
@@ -41,7 +42,7 @@ func experimentUsage(w io.Writer) {
 func runExperiment(ctx context.Context, e env, args []string) error {
 	if len(args) == 0 {
 		experimentUsage(e.stderr)
-		return fmt.Errorf("%w: missing experiment kind (fp, plot, similarity or order)", errUsage)
+		return fmt.Errorf("%w: missing experiment kind (fp, plot, similarity, order or freshness)", errUsage)
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
@@ -55,8 +56,10 @@ func runExperiment(ctx context.Context, e env, args []string) error {
 		return runExperimentSimilarity(ctx, e, args[1:])
 	case "order":
 		return runExperimentOrder(ctx, e, args[1:])
+	case "freshness":
+		return runExperimentFreshness(ctx, e, args[1:])
 	}
-	return fmt.Errorf("%w: unknown experiment %q (want fp, plot, similarity or order)", errUsage, args[0])
+	return fmt.Errorf("%w: unknown experiment %q (want fp, plot, similarity, order or freshness)", errUsage, args[0])
 }
 
 // runExperimentPlot redraws the plots of a finished run from its fp.csv.
