@@ -251,7 +251,7 @@ func (c *Crawler) scheduleRevisit(ent frontier.Entry, res *fetch.Result, prev *C
 	case old.Last.IsZero():
 		// The first fetch: no evidence yet, the clock starts.
 		v.rec.Observe(at, false)
-		if le.Recrawl == "" && res != nil {
+		if le.Recrawl == "" && res != nil && res.Status < 400 {
 			le.Recrawl = recrawlNew
 		}
 	default:

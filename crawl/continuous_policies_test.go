@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -18,8 +19,9 @@ import (
 // scores each from the web's record of versions: time-averaged freshness
 // and age over the window after the first pass. It checks that every
 // policy keeps to the budget and that the scores are sane; with
-// LAYERCRAWL_CONTINUOUS_E2E set to a duration (e.g. 8m) it is the
-// end-to-end experiment of docs (its numbers are logged; run with -v).
+// LAYERCRAWL_CONTINUOUS_E2E set to a duration (e.g. 20m) it is the
+// end-to-end experiment of docs (its numbers are logged; run with -v), on
+// the web of LAYERCRAWL_CONTINUOUS_E2E_SEED (default 35).
 func TestContinuousPolicies(t *testing.T) {
 	run := 3 * time.Second
 	pages, budget := 12, 8.0
@@ -35,6 +37,14 @@ func TestContinuousPolicies(t *testing.T) {
 		minI, maxI = 5*time.Second, 10*time.Minute
 		fastest, slowest = 2*time.Second, 10*time.Minute
 	}
+	seed := uint64(35)
+	if v := os.Getenv("LAYERCRAWL_CONTINUOUS_E2E_SEED"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seed = n
+	}
 	start := time.Now()
 	policies := []revisit.Policy{revisit.Uniform, revisit.Proportional, revisit.Adaptive}
 	type result struct {
@@ -45,7 +55,7 @@ func TestContinuousPolicies(t *testing.T) {
 	warm := time.Duration(float64(pages)/budget*float64(time.Second)) + 5*time.Second // the first pass
 	var wg sync.WaitGroup
 	for i, pol := range policies {
-		w := startChangeWeb(t, changeweb.Options{Seed: 35, Pages: pages, Hosts: 4, Fastest: fastest, Slowest: slowest, Start: start})
+		w := startChangeWeb(t, changeweb.Options{Seed: seed, Pages: pages, Hosts: 4, Fastest: fastest, Slowest: slowest, Start: start})
 		dir := t.TempDir()
 		o := continuousOptions(w, dir, ContinuousOptions{Budget: budget, Revisit: revisit.Options{Min: minI, Max: maxI, Policy: pol}})
 		o.Concurrency = 4

@@ -3,6 +3,7 @@ package crawl
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -315,4 +316,46 @@ func FuzzVisitRecord(f *testing.F) {
 			t.Fatalf("%x: re-decodes as %+v, %v; want %+v", b, v2, err, v)
 		}
 	})
+}
+
+// TestContinuousAging checks the aging seen-set end to end: a URL gone
+// three visits in a row leaves the schedule, stays a duplicate while a
+// page still links to it, is forgotten once no link has named it for two
+// windows (twice --revisit-max each), and is fetched again, as new, when
+// a link leads to it again.
+func TestContinuousAging(t *testing.T) {
+	s := startRecrawlSite(t, map[string]recrawlPage{
+		"/":  {body: page("index", "/a")},
+		"/a": {gone: true},
+	})
+	dir := t.TempDir()
+	o := recrawlOptions(s, dir)
+	o.Continuous = &ContinuousOptions{Revisit: revisit.Options{Min: 100 * time.Millisecond, Max: 300 * time.Millisecond}}
+	go func() {
+		time.Sleep(1200 * time.Millisecond)
+		s.set("/", recrawlPage{body: page("index v2")})
+		time.Sleep(2400 * time.Millisecond)
+		s.set("/a", recrawlPage{body: page("a is back")})
+		s.set("/", recrawlPage{body: page("index v3", "/a")})
+	}()
+	c := runFor(t, o, 5*time.Second)
+	st := c.Stats().Continuous
+	if st.Dropped != 1 || st.Aged == 0 {
+		t.Errorf("continuous stats %+v: want /a dropped once and aged out", st)
+	}
+	var got []string
+	for _, e := range readLog(t, filepath.Join(dir, "crawl.log.jsonl")) {
+		if strings.HasSuffix(e.URL, "/a") {
+			got = append(got, fmt.Sprintf("%d %s", e.Status, e.Recrawl))
+		}
+	}
+	want := []string{"404 ", "404 gone", "404 gone", "200 new"}
+	if len(got) < len(want) || !slices.Equal(got[:len(want)], want) {
+		t.Fatalf("fetches of /a: %q, want %q then revisits", got, want)
+	}
+	for _, g := range got[len(want):] {
+		if g != "200 unchanged" {
+			t.Errorf("fetches of /a: %q, want %q then unchanged revisits", got, want)
+		}
+	}
 }

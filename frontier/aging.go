@@ -157,6 +157,7 @@ func (f *Frontier) rotate() error {
 		n := s.table.retain(keep)
 		s.mu.Unlock()
 		x.inMemory.Add(-int64(n))
+		x.aged.Add(uint64(n))
 	}
 	// The store: in chunks, each read and trimmed under the commit lock.
 	start := []byte(prefixFingerprint)
@@ -180,6 +181,12 @@ func (f *Frontier) rotate() error {
 			}
 			if !keep(tag) {
 				old = append(old, append([]byte(nil), k...))
+				if x.stripe(binary.BigEndian.Uint64(k[len(prefixFingerprint):])).spilled.Load() {
+					// Not in memory: forgotten here. (One in memory was
+					// counted when the table dropped it; its store tag may
+					// be a generation newer, written at its batch's commit.)
+					x.aged.Add(1)
+				}
 			}
 			return scanned < ageSweepChunk
 		})
@@ -187,7 +194,6 @@ func (f *Frontier) rotate() error {
 			err = derr
 		}
 		if err == nil && len(old) > 0 {
-			x.aged.Add(uint64(len(old)))
 			err = f.opts.Store.Write(func(w Writer) error {
 				for _, k := range old {
 					if err := w.Delete(k); err != nil {
