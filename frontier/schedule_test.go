@@ -82,7 +82,7 @@ func TestScheduleNoDuplicateFetch(t *testing.T) {
 	keys := 0
 	for round := range 12 {
 		for {
-			cctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+			cctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 			e, err := f.Next(cctx)
 			cancel()
 			if errors.Is(err, context.DeadlineExceeded) {
