@@ -50,6 +50,7 @@ func TestContinuousPolicies(t *testing.T) {
 	type result struct {
 		fetches        int
 		fresh, meanAge float64
+		planned        float64 // revisits/s the schedule planned at the end
 	}
 	results := make([]result, len(policies))
 	warm := time.Duration(float64(pages)/budget*float64(time.Second)) + 5*time.Second // the first pass
@@ -71,6 +72,7 @@ func TestContinuousPolicies(t *testing.T) {
 			if err := c.Close(); err != nil {
 				t.Error(err)
 			}
+			planned := c.Stats().Continuous.PlannedRate
 			end := start.Add(run)
 			from := start.Add(min(warm, run/2))
 			captures := map[int][]time.Time{}
@@ -90,13 +92,14 @@ func TestContinuousPolicies(t *testing.T) {
 				fresh += s.Fresh.Seconds() / window.Seconds()
 				age += s.AgeSeconds / window.Seconds()
 			}
-			results[i] = result{fetches: n, fresh: fresh / float64(pages), meanAge: age / float64(pages)}
+			results[i] = result{fetches: n, fresh: fresh / float64(pages), meanAge: age / float64(pages), planned: planned}
 		})
 	}
 	wg.Wait()
 	for i, pol := range policies {
 		r := results[i]
-		t.Logf("%-12s fetches %4d (%.2f/s, budget %.2f/s)  freshness %.3f  mean age %.1fs", pol, r.fetches, float64(r.fetches)/run.Seconds(), budget, r.fresh, r.meanAge)
+		t.Logf("%-12s fetches %4d (%.2f/s, budget %.2f/s, planned at the end %.2f/s)  freshness %.3f  mean age %.1fs",
+			pol, r.fetches, float64(r.fetches)/run.Seconds(), budget, r.planned, r.fresh, r.meanAge)
 		if r.fresh < 0 || r.fresh > 1 || r.meanAge < 0 {
 			t.Errorf("%s: freshness %v, age %v out of range", pol, r.fresh, r.meanAge)
 		}
