@@ -20,18 +20,22 @@ import (
 // against the true change rates.
 func (res *FreshnessResult) figures(cfg FreshnessConfig) ([]Figure, error) {
 	o := cfg.Web
-	web := fmt.Sprintf("changeweb: %d pages, %.0f%% never change, mean change intervals log-uniform in [%v, %v]; budget %.3g fetches/s (%.3g of the pages a minute); intervals in [%v, %v]; %d runs",
+	web := fmt.Sprintf("changeweb: %d pages, %.0f%% never change, mean change intervals log-uniform in [%v, %v]\nbudget %.3g fetches/s (%.3g of the pages a minute); intervals in [%v, %v]; %d runs",
 		o.Pages, 100*max(o.Never, 0), o.Fastest, o.Slowest, res.Budget, cfg.BudgetShare, cfg.Min, cfg.Max, cfg.Runs)
 	var figs []Figure
 	for _, m := range []struct {
 		name, title, y string
 		get            func(FreshnessPoint) float64
+		log            bool
 	}{
-		{"freshness_over_time", "Freshness of the collection over simulated time", "share of pages whose latest capture is current", func(p FreshnessPoint) float64 { return p.Freshness }},
-		{"age_over_time", "Mean age of the collection over simulated time", "mean age (minutes)", func(p FreshnessPoint) float64 { return p.Age / 60 }},
+		{"freshness_over_time", "Freshness of the collection over simulated time", "share of pages whose latest capture is current", func(p FreshnessPoint) float64 { return p.Freshness }, false},
+		{"age_over_time", "Mean age of the collection over simulated time", "mean age (minutes, log scale)", func(p FreshnessPoint) float64 { return p.Age / 60 }, true},
 	} {
 		title := m.title + "\n" + web + "\nlines: mean over runs, bars: 95% Student-t interval"
 		p, leg := newPlot(title, "simulated time (hours)", m.y)
+		if m.log {
+			p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+		}
 		for i, v := range cfg.Variants {
 			var xys plotter.XYs
 			var errs plotter.YErrors
@@ -47,6 +51,12 @@ func (res *FreshnessResult) figures(cfg FreshnessConfig) ([]Figure, error) {
 					continue
 				}
 				s := summarize(ys)
+				if m.log {
+					if !(s.mean > 0) {
+						continue
+					}
+					s.lo = max(s.lo, s.mean/10) // the log axis has no room below 0
+				}
 				xys = append(xys, plotter.XY{X: at.Hours(), Y: s.mean})
 				errs = append(errs, struct{ Low, High float64 }{s.mean - s.lo, s.hi - s.mean})
 			}
@@ -72,7 +82,10 @@ func (res *FreshnessResult) figures(cfg FreshnessConfig) ([]Figure, error) {
 			p.Add(l, bars)
 			leg.Add(v.Name, l)
 		}
-		p.X.Min, p.Y.Min = 0, 0
+		p.X.Min = 0
+		if !m.log {
+			p.Y.Min = 0
+		}
 		figs = append(figs, Figure{Name: m.name, Title: title, plot: p, legend: leg})
 	}
 	// The final intervals against the true rates, run 1.

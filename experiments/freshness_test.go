@@ -26,13 +26,17 @@ func TestRunFreshness(t *testing.T) {
 		Duration: 6 * time.Hour, BudgetShare: 0.05, Max: 3 * time.Hour, Samples: 24,
 		OutDir: out, Command: "crawler experiment freshness (test)",
 	}
+	if raceEnabled {
+		// 10 times slower: a shorter run (CI runs it once more without -race).
+		cfg.Duration = 3 * time.Hour
+	}
 	res, err := RunFreshness(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	vs := DefaultFreshnessVariants()
-	if len(res.Runs) != 2*len(vs) || len(res.Points) != 2*len(vs)*24 {
-		t.Fatalf("%d runs and %d points, want %d and %d", len(res.Runs), len(res.Points), 2*len(vs), 2*len(vs)*24)
+	if len(res.Runs) != 2*len(vs) || len(res.Points) != 2*len(vs)*cfg.Samples {
+		t.Fatalf("%d runs and %d points, want %d and %d", len(res.Runs), len(res.Points), 2*len(vs), 2*len(vs)*cfg.Samples)
 	}
 	slots := int(res.Budget*cfg.Duration.Seconds()) + 1
 	byName := map[string][]FreshnessRun{}

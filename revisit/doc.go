@@ -58,6 +58,12 @@
 // without any revisit (Known false) has no rate: it is scheduled at the
 // uniform share of the budget.
 //
+// # Saturated visits
+//
+// A visit that found a change after an interval in which the estimate
+// expects Saturated (4) changes or more is not counted (Record.Observe):
+// the MLE gives it no weight, and counting it would stretch tc.
+//
 // # Choosing intervals
 //
 // The freshness of a page of rate λ revisited at a regular frequency f is
@@ -87,10 +93,46 @@
 // estimated rates with 16 log-spaced buckets per decade from 1e-8 to 1e3
 // changes per second (each bucket standing for its geometric centre, a
 // 7.5% spread), plus counts of pages without evidence and of pages with
-// rate 0. Its memory (and MarshalBinary, 1,444 bytes) does not depend on
-// the number of pages. A page's own interval uses its own rate with the
-// solved multiplier. The solve runs again when more than 1/64 of the
+// rate 0 (and the saturated classes below). Its memory (and
+// MarshalBinary, 1,580 bytes) does not depend on the number of pages. A
+// page's own interval uses its own rate with the solved multiplier. The solve runs again when more than 1/64 of the
 // population has been updated since the last.
+//
+// # Pages faster than their visits
+//
+// A page that changes far faster than it is visited changes before every
+// visit, and the estimate of n visits that all found a change,
+// log(2n + 1)/I, is only a lower bound. Adaptive would settle such a page
+// where it still changes at every visit, just below the cutoff μλ = 1,
+// and never learn that it is too fast to follow (measured: it kept the
+// fastest 30% of the pages of the freshness experiment at about the
+// uniform interval, where the optimum visits them at Max). So under
+// Adaptive with a budget a saturated record (Known, every visit changed)
+// is tested instead of scheduled by its estimate: it is probed at μ, the
+// mean change interval of a page at the cutoff (within the bounds); a
+// probe that finds no change ends the test (the record has an unchanged
+// visit and is estimated as usual), one that finds a change is followed
+// by a wait of the probe doubled per visit of the record (up to 2^16
+// probes or Max), then another probe. A page too fast for the budget thus
+// ends at Max, two fetches per Max; a slower page whose first visits all
+// happened to find a change is back after a probe or two. The population
+// summary counts saturated records by visits (17 classes) and plans each
+// at two fetches per probe plus wait, so the budget stays spent as
+// planned. In the freshness experiment this took Adaptive from 1.027x to
+// 1.067x Uniform's freshness (the optimum with the true rates: 1.105x).
+//
+// # Pages that do not change
+//
+// The prior makes a page never seen to change look slow, not still: its
+// estimate falls like 1/T and its Adaptive interval grows only like √T.
+// So under Adaptive with a budget a record whose visits have found no
+// change in a time of at least Max is visited at Max, and counted with
+// the pages of rate 0, until a visit finds a change. A page of rate λ
+// passes that test by chance with probability e^{-λ·Max}: 2% for a page
+// changing every 6 hours at the default Max of a day, which the optimum
+// would visit rarely anyway. In the freshness experiment it cut the
+// fetches of never-changing pages from 13 to 9 times what Max allows over
+// 48 hours (the first day is spent learning), at the same freshness.
 //
 // # Without a budget
 //
@@ -103,7 +145,9 @@
 // The Scheduler's methods are safe for concurrent use; a Record is a value
 // that the caller serializes. The population summary is only as right as
 // the Updates: Update must be given the record exactly as last passed
-// (its rate decides its bucket). On resume the summary can be restored
+// (its rate decides its bucket), and Interval must see the record's
+// Interval field as set at the fetch before (the probing of saturated
+// pages reads it). On resume the summary can be restored
 // with UnmarshalBinary or rebuilt by Updating from the zero Record with
 // every stored record. The model assumes Poisson changes and that a visit
 // detects every change (conditional requests with validators do); a site

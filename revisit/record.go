@@ -19,7 +19,8 @@ var ErrCorrupt = errors.New("revisit: corrupt encoding")
 // never fetched. It is a value type; callers serialize access to it.
 type Record struct {
 	// Visits counts the revisits with a definite answer (changed or
-	// unchanged) after the first capture.
+	// unchanged) after the first capture, but for the saturated ones
+	// (Observe).
 	Visits uint32
 	// Changes counts the visits of Visits that found the page changed.
 	Changes uint32
@@ -42,6 +43,14 @@ type Record struct {
 // not, covering the interval since Last. A fetch at or before Last (a
 // clock that went backwards) counts as a visit of zero length, which adds
 // evidence of nothing but the answer.
+//
+// A revisit that found a change after an interval in which the current
+// estimate expects at least Saturated changes is not counted (only Last
+// moves): it tells nothing about the rate (its term t/(e^{λt} - 1) in the
+// maximum-likelihood equation of doc.go vanishes), while counting it would
+// stretch the mean changed interval and pull the estimate down, so that a
+// page sent to a long interval because it changes too fast would look
+// slow again.
 func (r *Record) Observe(at time.Time, changed bool) {
 	if r.Last.IsZero() {
 		r.Last = at
@@ -50,6 +59,10 @@ func (r *Record) Observe(at time.Time, changed bool) {
 	d := at.Sub(r.Last)
 	if d < 0 {
 		d = 0
+	}
+	if changed && r.Rate()*d.Seconds() >= Saturated {
+		r.Last = at
+		return
 	}
 	if r.Visits < math.MaxUint32 {
 		r.Visits++
@@ -61,6 +74,12 @@ func (r *Record) Observe(at time.Time, changed bool) {
 	}
 	r.Last = at
 }
+
+// Saturated is the number of changes the estimate expects in an interval
+// beyond which a visit that found a change is not counted by Observe: a
+// page of the estimated rate stays unchanged that long with probability
+// e^-4 < 2%.
+const Saturated = 4.0
 
 func satAdd(a, b time.Duration) time.Duration {
 	if a > math.MaxInt64-b {

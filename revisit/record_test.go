@@ -79,6 +79,9 @@ func TestRateConverges(t *testing.T) {
 		{2, 200, 0.04},
 		{2, 1000, 0.02},
 	} {
+		if raceEnabled && tc.n > 200 {
+			continue // 20 times slower: CI runs it once more without -race
+		}
 		seed := uint64(tc.n)*1000 + uint64(tc.x*100)
 		t.Run(fmt.Sprintf("x=%g/n=%d", tc.x, tc.n), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 35))
@@ -116,7 +119,11 @@ func TestRateConverges(t *testing.T) {
 // TestRateIrregular checks the estimator with intervals spread uniformly
 // over [0.2I, 1.8I] (a factor of 9), as an adaptive schedule makes them.
 func TestRateIrregular(t *testing.T) {
-	const reps, n, seed = 300, 1000, 7
+	const n, seed = 1000, 7
+	reps := 300
+	if raceEnabled {
+		reps = 100 // CI runs it once more without -race
+	}
 	rng := rand.New(rand.NewPCG(seed, 35))
 	for _, tc := range []struct{ x, maxBias float64 }{{0.3, 0.02}, {1, 0.03}, {2, 0.08}} {
 		x := tc.x
@@ -128,7 +135,7 @@ func TestRateIrregular(t *testing.T) {
 			sum += r.Rate()
 			sumNaive += RateNaive(int(r.Visits), int(r.Changes), r.Observed.Seconds())
 		}
-		bias, naiveBias := sum/reps/lambda-1, sumNaive/reps/lambda-1
+		bias, naiveBias := sum/float64(reps)/lambda-1, sumNaive/float64(reps)/lambda-1
 		t.Logf("seed %d, λI %g: bias %+.4f (naive %+.4f)", seed, x, bias, naiveBias)
 		if math.Abs(bias) > tc.maxBias || math.Abs(bias) > math.Abs(naiveBias)/5 {
 			t.Errorf("λI %g: bias %+.4f, want within ±%g and a fifth of the naive %+.4f (seed %d)", x, bias, tc.maxBias, naiveBias, seed)

@@ -52,11 +52,19 @@ type Scheduler struct {
 type population struct {
 	unknown int64 // records without evidence (Record.Known false)
 	zero    int64 // records with evidence and rate 0
-	buckets [numBuckets]int64
+	// saturated counts, under Adaptive with a budget, the records whose
+	// every visit found a change, by their number of visits (the last
+	// class holds satClasses-1 and more): doc.go, "Pages faster than
+	// their visits".
+	saturated [satClasses]int64
+	buckets   [numBuckets]int64
 }
 
 func (p *population) total() int64 {
 	n := p.unknown + p.zero
+	for _, c := range p.saturated {
+		n += c
+	}
 	for _, c := range p.buckets {
 		n += c
 	}
@@ -65,7 +73,7 @@ func (p *population) total() int64 {
 
 // add counts r in (d = 1) or out (d = -1) of the population. A record
 // with a zero Last (never fetched) is no member.
-func (p *population) add(r Record, d int64) {
+func (p *population) add(r Record, d int64, adaptive bool, maxIv time.Duration) {
 	if r.Last.IsZero() {
 		return
 	}
@@ -73,7 +81,9 @@ func (p *population) add(r Record, d int64) {
 	switch rate := r.Rate(); {
 	case !r.Known():
 		c = &p.unknown
-	case rate <= 0:
+	case adaptive && saturated(r):
+		c = &p.saturated[min(int(r.Visits), satClasses-1)]
+	case rate <= 0 || adaptive && quiet(r, maxIv):
 		c = &p.zero
 	default:
 		c = &p.buckets[bucketOf(rate)]
@@ -101,8 +111,9 @@ func (s *Scheduler) Options() Options { return s.opt }
 func (s *Scheduler) Update(old, new Record) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.pop.add(old, -1)
-	s.pop.add(new, 1)
+	a := s.opt.Policy == Adaptive && s.opt.Budget > 0
+	s.pop.add(old, -1, a, s.opt.Max)
+	s.pop.add(new, 1, a, s.opt.Max)
 	s.dirty++
 }
 
@@ -115,7 +126,10 @@ func (s *Scheduler) Len() int64 {
 
 // Interval returns the interval to schedule after a fetch that left the
 // page's record r, within [Min, Max]: for a page without evidence
-// (Record.Known false), the uniform share of the budget; otherwise the
+// (Record.Known false), the uniform share of the budget; under Adaptive
+// with a budget, for a record whose every visit found a change, a probe
+// or a wait (doc.go, "Pages faster than their visits"), which depends on
+// r.Interval, the interval chosen at the fetch before; otherwise the
 // policy's interval for Rate().
 func (s *Scheduler) Interval(r Record) time.Duration {
 	s.mu.Lock()
@@ -125,7 +139,40 @@ func (s *Scheduler) Interval(r Record) time.Duration {
 	if !r.Known() {
 		return s.clampInterval(uni)
 	}
+	if s.opt.Policy == Adaptive && s.opt.Budget > 0 && saturated(r) {
+		probe, wait := s.probe(mult, int(r.Visits))
+		// A probe follows any interval but a probe (twice its length: μ
+		// moves a little between solves); after a probe that saw a
+		// change too, the wait.
+		if r.Interval > 2*probe {
+			return probe
+		}
+		return wait
+	}
+	if s.opt.Policy == Adaptive && s.opt.Budget > 0 && quiet(r, s.opt.Max) {
+		return s.opt.Max
+	}
 	return s.clampInterval(s.frequency(r.Rate(), mult, uni))
+}
+
+// quiet reports whether a record's visits have found no change in a
+// time of at least maxIv: the page is then visited at Max, as one of rate
+// 0, until a visit finds a change (doc.go, "Pages that do not change").
+func quiet(r Record, maxIv time.Duration) bool {
+	return r.Known() && r.Changes == 0 && r.Observed >= maxIv
+}
+
+// satClasses is the number of classes of saturated records by visits.
+const satClasses = 17
+
+// probe returns, for a saturated page with the given visits, the probe
+// interval (μ, the mean change interval of a page at the cutoff) and the
+// wait after a probe that found a change: the probe doubled per visit, up
+// to 2^16 probes or Max.
+func (s *Scheduler) probe(mult float64, visits int) (probe, wait time.Duration) {
+	probe = min(max(time.Duration(mult*float64(time.Second)), s.opt.Min), s.opt.Max)
+	k := min(visits, satClasses-1)
+	return probe, min(s.opt.Max, probe<<k)
 }
 
 // IntervalForRate returns the interval the policy gives a page of the
@@ -148,6 +195,10 @@ func (s *Scheduler) PlannedRate() float64 {
 	s.solveIfStale()
 	return s.planned(s.mult)
 }
+
+// saturated reports whether every visit of a record with evidence found a
+// change: its rate estimate is then only a lower bound.
+func saturated(r Record) bool { return r.Known() && r.Changes == r.Visits }
 
 // clampInterval turns a frequency into an interval within [Min, Max].
 func (s *Scheduler) clampInterval(f float64) time.Duration {
@@ -202,6 +253,12 @@ func (s *Scheduler) planned(mult float64) float64 {
 		return float64(p.total()) * s.uniform
 	}
 	sum := float64(p.unknown)*s.uniform + float64(p.zero)/s.opt.Max.Seconds()
+	for n, c := range p.saturated {
+		if c > 0 { // a probe and a wait per cycle
+			probe, wait := s.probe(mult, n)
+			sum += float64(c) * 2 / (probe + wait).Seconds()
+		}
+	}
 	for b, c := range p.buckets {
 		if c > 0 {
 			sum += float64(c) * s.frequency(bucketRate(b), mult, s.uniform)
@@ -276,31 +333,37 @@ func solveMultiplier(p Policy, budget, prev float64, planned func(float64) float
 // schedulerMagic and schedulerVersion open an encoded Scheduler.
 const (
 	schedulerMagic   = "RVSC"
-	schedulerVersion = 1
+	schedulerVersion = 2
 )
 
 // MarshalBinary encodes the population summary (not the Options: a
-// resumed crawl may change its budget or bounds). The format: "RVSC", a
-// version byte, the bucket layout (buckets per decade, decades, minimum
-// rate as float64 bits), the unknown and zero counts, every bucket's
-// count, and a CRC-32C of all that, big-endian: 4 + 4 + 8 + 16 + 8·176 +
-// 4 = 1,444 bytes.
+// resumed crawl may change its budget or bounds; but the saturated classes
+// are kept only under Adaptive with a budget, so a state saved under
+// another policy, or restored into one, is better rebuilt from the
+// records). The format: "RVSC", a version byte, the bucket layout
+// (buckets per decade, decades, saturated classes, minimum rate as
+// float64 bits), the unknown and zero counts, the saturated classes'
+// counts, every bucket's count, and a CRC-32C of all that, big-endian: 4 +
+// 4 + 8 + 16 + 8·17 + 8·176 + 4 = 1,580 bytes.
 func (s *Scheduler) MarshalBinary() ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b := make([]byte, 0, schedulerSize)
 	b = append(b, schedulerMagic...)
-	b = append(b, schedulerVersion, bucketsPerDecade, decades, 0)
+	b = append(b, schedulerVersion, bucketsPerDecade, decades, satClasses)
 	b = binary.BigEndian.AppendUint64(b, math.Float64bits(minRate))
 	b = binary.BigEndian.AppendUint64(b, uint64(s.pop.unknown))
 	b = binary.BigEndian.AppendUint64(b, uint64(s.pop.zero))
+	for _, c := range s.pop.saturated {
+		b = binary.BigEndian.AppendUint64(b, uint64(c))
+	}
 	for _, c := range s.pop.buckets {
 		b = binary.BigEndian.AppendUint64(b, uint64(c))
 	}
 	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli)), nil
 }
 
-const schedulerSize = 4 + 4 + 8 + 8 + 8 + 8*numBuckets + 4
+const schedulerSize = 4 + 4 + 8 + 8 + 8 + 8*satClasses + 8*numBuckets + 4
 
 // UnmarshalBinary replaces the population summary with one MarshalBinary
 // wrote; the options stay the receiver's. Errors wrap ErrCorrupt; on error
@@ -312,17 +375,17 @@ func (s *Scheduler) UnmarshalBinary(b []byte) error {
 	if string(b[:4]) != schedulerMagic {
 		return fmt.Errorf("%w: scheduler state does not start with %q", ErrCorrupt, schedulerMagic)
 	}
-	if b[4] != schedulerVersion || b[5] != bucketsPerDecade || b[6] != decades || b[7] != 0 ||
+	if b[4] != schedulerVersion || b[5] != bucketsPerDecade || b[6] != decades || b[7] != satClasses ||
 		binary.BigEndian.Uint64(b[8:]) != math.Float64bits(minRate) {
-		return fmt.Errorf("%w: scheduler state version %d with layout %d/%d/%x, want %d with %d/%d/%x",
-			ErrCorrupt, b[4], b[5], b[6], binary.BigEndian.Uint64(b[8:]), schedulerVersion, bucketsPerDecade, decades, math.Float64bits(minRate))
+		return fmt.Errorf("%w: scheduler state version %d with layout %d/%d/%d/%x, want %d with %d/%d/%d/%x",
+			ErrCorrupt, b[4], b[5], b[6], b[7], binary.BigEndian.Uint64(b[8:]), schedulerVersion, bucketsPerDecade, decades, satClasses, math.Float64bits(minRate))
 	}
 	end := len(b) - 4
 	if got, want := binary.BigEndian.Uint32(b[end:]), crc32.Checksum(b[:end], castagnoli); got != want {
 		return fmt.Errorf("%w: scheduler state checksum %08x, want %08x", ErrCorrupt, got, want)
 	}
 	var p population
-	counts := make([]int64, 0, numBuckets+2)
+	counts := make([]int64, 0, 2+satClasses+numBuckets)
 	for off := 16; off < end; off += 8 {
 		c := int64(binary.BigEndian.Uint64(b[off:]))
 		if c < 0 {
@@ -331,7 +394,8 @@ func (s *Scheduler) UnmarshalBinary(b []byte) error {
 		counts = append(counts, c)
 	}
 	p.unknown, p.zero = counts[0], counts[1]
-	copy(p.buckets[:], counts[2:])
+	copy(p.saturated[:], counts[2:])
+	copy(p.buckets[:], counts[2+satClasses:])
 	var sum int64
 	for _, c := range counts {
 		if sum += c; sum < 0 {

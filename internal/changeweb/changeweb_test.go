@@ -76,13 +76,13 @@ func TestRates(t *testing.T) {
 	}
 }
 
-// TestPoisson: the number of changes in a day, summed over the fast pages,
+// TestPoisson: the number of changes in two hours, summed over the pages,
 // is within 4 standard deviations of Σ λT; and inter-change gaps have the
 // exponential's coefficient of variation 1.
 func TestPoisson(t *testing.T) {
 	const seed = 4
-	w, _ := New(Options{Seed: seed, Pages: 500, Fastest: time.Second, Slowest: time.Minute, Never: -1, Clock: NewSimClock(t0)})
-	T := 6 * time.Hour
+	w, _ := New(Options{Seed: seed, Pages: 200, Fastest: time.Second, Slowest: time.Minute, Never: -1, Clock: NewSimClock(t0)})
+	T := 2 * time.Hour
 	var got, want float64
 	var gaps []float64
 	for p := range w.Pages() {
@@ -211,7 +211,7 @@ func TestReachable(t *testing.T) {
 }
 
 // TestScore checks Score against a reference that samples freshness and
-// age every 100 ms.
+// age every 250 ms.
 func TestScore(t *testing.T) {
 	const seed = 8
 	w, _ := New(Options{Seed: seed, Pages: 20, Fastest: 10 * time.Second, Slowest: 5 * time.Minute, Clock: NewSimClock(t0)})
@@ -223,7 +223,7 @@ func TestScore(t *testing.T) {
 			caps = append(caps, t0.Add(time.Duration(rng.Int64N(int64(25*time.Minute)))))
 		}
 		got := w.Score(p, caps, from, to)
-		const step = 100 * time.Millisecond
+		const step = 250 * time.Millisecond
 		var fresh time.Duration
 		var age float64
 		for at := from.Add(step / 2); at.Before(to); at = at.Add(step) {

@@ -1,0 +1,5 @@
+//go:build !race
+
+package revisit
+
+const raceEnabled = false
