@@ -92,6 +92,9 @@ type Crawler struct {
 	history     *historyLog
 	hasPrevious bool
 	captures    frontier.Store
+	// cont is a continuous crawl's scheduler and budget
+	// (Options.Continuous); nil otherwise.
+	cont *continuous
 	// nearDups is the near-duplicate check; nil when it is off, and in
 	// Redis mode until Run.
 	nearDups *nearDups

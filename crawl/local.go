@@ -110,6 +110,8 @@ func (c *Crawler) openLocal() error {
 		// The exact check: see Options.FilterOnly.
 		ExactDedup:  exact,
 		ExactMemory: o.ExactMemory,
+		Continuous:  o.Continuous != nil,
+		AgeWindow:   ageWindow(o, exact),
 	})
 	if errors.Is(err, frontier.ErrCorrupt) {
 		return fmt.Errorf("%w: %s: %w", ErrCorruptState, o.StateDir, err)
@@ -118,6 +120,11 @@ func (c *Crawler) openLocal() error {
 		return fmt.Errorf("crawl: %w", err)
 	}
 	c.front, c.queue = front, front
+	if o.Continuous != nil {
+		if err := c.openContinuous(); err != nil {
+			return err
+		}
+	}
 	c.retries = true
 	c.robots = fetch.NewRobotsCache(c.fetcher, fetch.RobotsCacheOptions{OnFetch: c.robotsFetched, ErrorMaxAge: robotsErrorMaxAge})
 	if c.resumed {

@@ -235,6 +235,11 @@ type Options struct {
 	// PreviousScopeSeeds their seeds only (the others are fetched, with
 	// conditional requests, if links lead to them again).
 	PreviousScope string
+	// Continuous makes the crawl continuous: it runs until Run's context
+	// ends, fetching every URL again when the revisit schedule says (see
+	// ContinuousOptions). nil (default): the crawl ends when its queue
+	// is empty. Local mode only.
+	Continuous *ContinuousOptions
 	// PayloadDigests bounds the payload index (in the store, or in
 	// Redis): the last PayloadDigests digests archived in full are
 	// remembered, about 150 bytes each on disk. Default
@@ -427,6 +432,11 @@ func (o *Options) EnsureDefaults() {
 	if o.PreviousScope == "" {
 		o.PreviousScope = PreviousScopeAll
 	}
+	if o.Continuous != nil {
+		k := *o.Continuous
+		k.ensureDefaults()
+		o.Continuous = &k
+	}
 }
 
 // Validate reports whether the options can make a Crawler. It expects
@@ -446,6 +456,8 @@ func (o *Options) Validate() error {
 		return invalid("Previous needs Dir: the crawl keeps the earlier crawls' capture history there")
 	case len(o.Previous) > 0 && o.Store != nil:
 		return invalid("Previous needs the crawl's own state (StateDir), not Options.Store")
+	case o.Continuous != nil && o.Redis != nil:
+		return invalid("Continuous is not supported in Redis mode: the schedule is in the local store")
 	case !(o.FalsePositiveRate > 0 && o.FalsePositiveRate < 1):
 		return invalid("FalsePositiveRate %g is not in (0, 1)", o.FalsePositiveRate)
 	case o.ExactDedup && o.FilterOnly:
@@ -484,6 +496,11 @@ func (o *Options) Validate() error {
 	}
 	if err := o.Retry.validate(); err != nil {
 		return err
+	}
+	if o.Continuous != nil {
+		if err := o.Continuous.validate(); err != nil {
+			return invalid("%w", err)
+		}
 	}
 	for _, err := range []error{o.Admission.Validate(), o.Politeness.Validate(), o.Fetch.Validate(), o.Normalize.Validate()} {
 		if err != nil {

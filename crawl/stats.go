@@ -81,6 +81,10 @@ type Stats struct {
 	Journal    int64
 	Checkpoint uint64
 
+	// Continuous describes a continuous crawl (Options.Continuous); zero
+	// otherwise.
+	Continuous ContinuousStats
+
 	// Filter describes the default duplicate filter; zero when Options.Seen
 	// replaced it.
 	Filter FilterStats
@@ -216,6 +220,7 @@ func (c *Crawler) Stats() Stats {
 		s.Admission = frontier.AdmissionStats{Invalid: f.Invalid, TooDeep: f.TooDeep, TooManyRedirects: f.TooManyRedirects,
 			OutOfScope: f.OutOfScope, Filtered: f.Filtered, Limits: f.Limits}
 		s.Journal, s.Checkpoint = f.Journal, f.Checkpoint
+		s.Continuous = c.continuousStats(f)
 	}
 	if c.filter != nil {
 		s.Filter = c.filter.stats()

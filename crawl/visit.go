@@ -28,6 +28,11 @@ func (c *Crawler) work(ctx, fctx context.Context) error {
 		case err != nil:
 			return err
 		}
+		if k := c.cont; k != nil && k.budget != nil && !k.budget.wait(ctx) {
+			// Stopped while the entry waited for the budget: it stays
+			// queued for the next run.
+			return nil
+		}
 		out, until, ok, err := c.visit(fctx, ent)
 		if err != nil {
 			return err
@@ -86,7 +91,7 @@ func (c *Crawler) visit(ctx context.Context, ent frontier.Entry) (out frontier.O
 		}
 		defer release()
 	}
-	prev, err := c.previousCapture(ent.URL)
+	prev, err := c.revisitCapture(ent.URL)
 	if err != nil {
 		return out, time.Time{}, false, err
 	}
@@ -357,6 +362,11 @@ func (c *Crawler) record(ctx context.Context, ent frontier.Entry, res *fetch.Res
 		if res.LinksDropped > 0 {
 			c.counters.outlinksCapped.Add(1)
 			c.counters.linksDropped.Add(uint64(res.LinksDropped))
+		}
+	}
+	if c.cont != nil && out.RetryAt.IsZero() {
+		if err := c.scheduleRevisit(ent, res, a.prev, a.at, &le, out); err != nil {
+			return err
 		}
 	}
 	if err := c.logEntry(le); err != nil {

@@ -67,6 +67,13 @@ type exactSet struct {
 	caught      atomic.Uint64 // of those, URLs the set did not hold: the filter's false positives
 	lookups     atomic.Uint64 // of those, answers looked up in the store (spilled stripes)
 	inMemory    atomic.Int64  // fingerprints in the tables
+
+	// tagged: an aging set (Options.AgeWindow, aging.go): every
+	// fingerprint carries the generation it was last seen in, and one
+	// older than gen-1 counts as absent.
+	tagged bool
+	gen    atomic.Uint32
+	aged   atomic.Uint64 // fingerprints the rotations removed
 }
 
 type exactStripe struct {
@@ -80,14 +87,15 @@ type exactStripe struct {
 	pending map[uint64]struct{} // spilled: taken for new, not committed yet
 }
 
-func newExactSet(s Store, memory int64) *exactSet {
-	x := &exactSet{store: s}
+func newExactSet(s Store, memory int64, tagged bool) *exactSet {
+	x := &exactSet{store: s, tagged: tagged}
 	if memory > 0 {
 		x.stripeLimit = int(memory / 8 / exactStripes)
 	}
 	for i := range x.stripes {
 		st := &x.stripes[i]
 		st.pending = map[uint64]struct{}{}
+		st.table.tagged = tagged
 		if x.stripeLimit < fpTableMin {
 			st.spilled.Store(true)
 		}
@@ -122,7 +130,7 @@ func (x *exactSet) lock(fp uint64) (unlock func()) {
 // remember adds fp to its stripe's table, or spills the stripe when the
 // table is full; it reports whether the table holds fp. The caller holds
 // the stripe's lock.
-func (x *exactSet) remember(s *exactStripe, fp uint64) bool {
+func (x *exactSet) remember(s *exactStripe, fp uint64, gen uint32) bool {
 	if s.spilled.Load() {
 		return false
 	}
@@ -130,11 +138,21 @@ func (x *exactSet) remember(s *exactStripe, fp uint64) bool {
 		s.spilled.Store(true)
 		return false
 	}
-	if s.table.add(fp) {
+	var added bool
+	if x.tagged {
+		added = s.table.setTag(fp, gen)
+	} else {
+		added = s.table.add(fp)
+	}
+	if added {
 		x.inMemory.Add(1)
 	}
 	return true
 }
+
+// live reports whether a fingerprint tagged tag is still in the set at
+// generation gen: seen in this generation or the one before.
+func live(tag, gen uint32) bool { return tag+1 >= gen }
 
 // check decides whether the URL of fingerprint fp is seen, given the
 // seen-set's answer maybe. The caller holds fp's stripe (lock). A URL it
@@ -144,32 +162,59 @@ func (x *exactSet) remember(s *exactStripe, fp uint64) bool {
 // A "new" answer is final and is not checked: so two URLs whose
 // fingerprints collide lose one of them only if the filter also answers
 // "maybe seen" for it (docs/DESIGN.md, "Exact dedup").
-func (x *exactSet) check(fp uint64, maybe bool) (seen bool, err error) {
+//
+// In an aging set a fingerprint older than the previous generation counts
+// as absent (the URL is admitted again, counted in caught),
+// and a seen one tagged with the previous generation is tagged with this
+// one: touch says so, and the caller writes fp in its batch (op.fps).
+func (x *exactSet) check(fp uint64, maybe bool) (seen, touch bool, err error) {
 	s := x.stripe(fp)
+	gen := x.gen.Load()
 	if maybe {
 		x.checks.Add(1)
-		if s.table.has(fp) {
-			return true, nil
+		found, tag := false, gen
+		if x.tagged {
+			tag, found = s.table.tag(fp)
+		} else {
+			found = s.table.has(fp)
 		}
-		if _, ok := s.pending[fp]; ok {
-			return true, nil
+		if !found {
+			if _, ok := s.pending[fp]; ok {
+				return true, false, nil
+			}
 		}
-		if s.spilled.Load() {
+		if !found && s.spilled.Load() {
 			x.lookups.Add(1)
-			_, err := x.store.Get(fingerprintKey(fp))
-			if err == nil {
-				return true, nil
-			}
-			if !errors.Is(err, ErrNotFound) {
-				return false, err
+			v, err := x.store.Get(fingerprintKey(fp))
+			switch {
+			case err == nil:
+				found = true
+				if x.tagged {
+					if tag, err = decodeTag(fingerprintKey(fp), v, gen); err != nil {
+						return false, false, err
+					}
+				}
+			case !errors.Is(err, ErrNotFound):
+				return false, false, err
 			}
 		}
-		x.caught.Add(1)
+		switch {
+		case found && live(tag, gen):
+			if tag != gen {
+				x.remember(s, fp, gen)
+				return true, true, nil
+			}
+			return true, false, nil
+		default:
+			// A false positive of the filter, or (aging) a URL whose
+			// fingerprint aged out: the two are one to the filter.
+			x.caught.Add(1)
+		}
 	}
-	if !x.remember(s, fp) {
+	if !x.remember(s, fp, gen) {
 		s.pending[fp] = struct{}{}
 	}
-	return false, nil
+	return false, false, nil
 }
 
 // committed forgets the pending fingerprints of a batch the store now
@@ -196,9 +241,13 @@ func (x *exactSet) committed(ops []*op) {
 
 // write adds the fingerprints of a batch's new URLs to it.
 func (x *exactSet) write(w Writer, ops []*op) error {
+	var v []byte
+	if x.tagged {
+		v = encodeTag(x.gen.Load())
+	}
 	for _, p := range ops {
 		for _, fp := range p.fps {
-			if err := w.Set(fingerprintKey(fp), nil); err != nil {
+			if err := w.Set(fingerprintKey(fp), v); err != nil {
 				return err
 			}
 		}
@@ -212,15 +261,22 @@ func (x *exactSet) load() error {
 	end := []byte(prefixFingerprint)
 	end[len(end)-1]++
 	var derr error
-	err := x.store.Ascend([]byte(prefixFingerprint), end, func(k, _ []byte) bool {
+	gen := x.gen.Load()
+	err := x.store.Ascend([]byte(prefixFingerprint), end, func(k, v []byte) bool {
 		if len(k) != len(prefixFingerprint)+8 {
 			derr = &CorruptError{Key: string(k), Reason: "malformed fingerprint key"}
 			return false
 		}
+		tag := gen
+		if x.tagged {
+			if tag, derr = decodeTag(k, v, gen); derr != nil {
+				return false
+			}
+		}
 		fp := binary.BigEndian.Uint64(k[len(prefixFingerprint):])
 		s := x.stripe(fp)
 		s.mu.Lock()
-		x.remember(s, fp)
+		x.remember(s, fp, tag)
 		s.mu.Unlock()
 		return true
 	})
@@ -270,7 +326,12 @@ func (f *Frontier) openExact(resumed bool) error {
 	if !f.opts.ExactDedup {
 		return nil
 	}
-	x := newExactSet(s, f.opts.ExactMemory)
+	x := newExactSet(s, f.opts.ExactMemory, f.opts.AgeWindow > 0)
+	if x.tagged {
+		if err := f.openAging(x); err != nil {
+			return err
+		}
+	}
 	if resumed {
 		if err := x.load(); err != nil {
 			var ce *CorruptError

@@ -8,10 +8,15 @@ package frontier
 // fingerprint here, which adds 2^-64 to a pair's collision probability.
 // The zero value is an empty set; it is not safe for concurrent use (its
 // stripe's lock protects it).
+//
+// With tagged set (an aging set, see aging.go) every slot also holds a
+// generation tag, in tags.
 type fpTable struct {
-	slot  []uint64
-	shift uint // 64 - log2(len(slot))
-	n     int  // fingerprints held
+	slot   []uint64
+	tags   []uint32 // tagged: the generation of each slot's fingerprint
+	tagged bool
+	shift  uint // 64 - log2(len(slot))
+	n      int  // fingerprints held
 }
 
 // fpTableMin is the size of a table's first array of slots.
@@ -23,8 +28,14 @@ func (t *fpTable) slots() int { return len(t.slot) }
 func (t *fpTable) full() bool { return len(t.slot) == 0 || (t.n+1)*5 > len(t.slot)*4 }
 
 func (t *fpTable) has(fp uint64) bool {
+	_, ok := t.find(fp)
+	return ok
+}
+
+// find returns the slot of fp.
+func (t *fpTable) find(fp uint64) (int, bool) {
 	if t.n == 0 {
-		return false
+		return 0, false
 	}
 	if fp == 0 {
 		fp = 1
@@ -33,11 +44,49 @@ func (t *fpTable) has(fp uint64) bool {
 	for i := fp >> t.shift; ; i = (i + 1) & mask {
 		switch t.slot[i] {
 		case fp:
-			return true
+			return int(i), true
 		case 0:
-			return false
+			return 0, false
 		}
 	}
+}
+
+// tag returns the generation tag of fp (a tagged table).
+func (t *fpTable) tag(fp uint64) (uint32, bool) {
+	i, ok := t.find(fp)
+	if !ok {
+		return 0, false
+	}
+	return t.tags[i], true
+}
+
+// setTag adds fp if absent and sets its tag (a tagged table); it reports
+// whether fp was new.
+func (t *fpTable) setTag(fp uint64, gen uint32) bool {
+	added := t.add(fp)
+	i, _ := t.find(fp)
+	t.tags[i] = gen
+	return added
+}
+
+// retain keeps the fingerprints whose tag keep accepts and returns how many
+// it dropped (a tagged table): the table is rebuilt at its size.
+func (t *fpTable) retain(keep func(tag uint32) bool) int {
+	if t.n == 0 {
+		return 0
+	}
+	oldSlot, oldTags := t.slot, t.tags
+	t.slot, t.tags = make([]uint64, len(oldSlot)), make([]uint32, len(oldSlot))
+	before := t.n
+	t.n = 0
+	for i, fp := range oldSlot {
+		if fp != 0 && keep(oldTags[i]) {
+			j, _ := t.put(fp)
+			t.tags[j] = oldTags[i]
+			t.n++
+		}
+	}
+	return before - t.n
 }
 
 // add inserts fp, doubling the table first when it is full, and reports
@@ -49,40 +98,47 @@ func (t *fpTable) add(fp uint64) bool {
 	if t.full() {
 		t.grow()
 	}
-	if t.put(fp) {
+	if _, added := t.put(fp); added {
 		t.n++
 		return true
 	}
 	return false
 }
 
-func (t *fpTable) put(fp uint64) bool {
+// put places fp (not 0) and returns its slot, and whether it was absent.
+func (t *fpTable) put(fp uint64) (int, bool) {
 	mask := uint64(len(t.slot) - 1)
 	for i := fp >> t.shift; ; i = (i + 1) & mask {
 		switch t.slot[i] {
 		case fp:
-			return false
+			return int(i), false
 		case 0:
 			t.slot[i] = fp
-			return true
+			return int(i), true
 		}
 	}
 }
 
 func (t *fpTable) grow() {
-	old := t.slot
+	old, oldTags := t.slot, t.tags
 	n := 2 * len(old)
 	if n == 0 {
 		n = fpTableMin
 	}
 	t.slot = make([]uint64, n)
+	if t.tagged {
+		t.tags = make([]uint32, n)
+	}
 	t.shift = 64
 	for m := n; m > 1; m >>= 1 {
 		t.shift--
 	}
-	for _, fp := range old {
+	for i, fp := range old {
 		if fp != 0 {
-			t.put(fp)
+			j, _ := t.put(fp)
+			if t.tagged {
+				t.tags[j] = oldTags[i]
+			}
 		}
 	}
 }

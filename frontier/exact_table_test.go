@@ -72,10 +72,10 @@ func TestExactSetSpill(t *testing.T) {
 	store := newMemStore()
 	// One first table per stripe: it spills at 80% of fpTableMin.
 	const memory = 8 * exactStripes * fpTableMin
-	x := newExactSet(store, memory)
+	x := newExactSet(store, memory, false)
 	check := func(x *exactSet, fp uint64, maybe bool) bool {
 		defer x.lock(fp)()
-		seen, err := x.check(fp, maybe)
+		seen, _, err := x.check(fp, maybe)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,7 +111,7 @@ func TestExactSetSpill(t *testing.T) {
 	if mem := x.inMemory.Load(); mem < memory/20 || mem >= int64(len(fps)) {
 		t.Errorf("%d of %d fingerprints in memory, want at least %d and not all", mem, len(fps), memory/20)
 	}
-	loaded := newExactSet(store, memory)
+	loaded := newExactSet(store, memory, false)
 	if err := loaded.load(); err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestExactSetSpill(t *testing.T) {
 func TestExactSetRace(t *testing.T) {
 	for _, memory := range []int64{DefaultExactMemory, -1} {
 		store := newMemStore()
-		x := newExactSet(store, memory)
+		x := newExactSet(store, memory, false)
 		const workers, n = 8, 2000
 		var news [workers]int
 		var filter sync.Map
@@ -153,7 +153,7 @@ func TestExactSetRace(t *testing.T) {
 					fp := uint64(i)*0x9e3779b97f4a7c15 + 1
 					unlock := x.lock(fp)
 					_, held := filter.LoadOrStore(fp, true)
-					seen, err := x.check(fp, held || r.IntN(4) == 0)
+					seen, _, err := x.check(fp, held || r.IntN(4) == 0)
 					unlock()
 					if err != nil {
 						t.Error(err)

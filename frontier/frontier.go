@@ -157,6 +157,10 @@ type Outcome struct {
 	// Redis frontier counts them for the whole crawl (so that a worker
 	// can tell a crawl that fetched nothing); this frontier ignores it.
 	Responded bool
+	// Schedule, in a continuous frontier (Options.Continuous), is when
+	// the URL is to be fetched again; nil drops it from the schedule.
+	// Ignored otherwise, and with RetryAt.
+	Schedule *Schedule
 }
 
 // Stats is a snapshot of the frontier's counters. Pages, Errors and Queued
@@ -198,6 +202,15 @@ type Stats struct {
 	// store because their stripe of the memory tables spilled (this run),
 	// and the fingerprints the memory tables hold now.
 	ExactLookups, ExactInMemory uint64
+
+	// Scheduled is the number of URLs in the due schedule of a
+	// continuous frontier (those queued again when due included).
+	Scheduled int64
+	// Aged counts the fingerprints the rotations of an aging set removed
+	// (Options.AgeWindow; this run). A URL admitted again after its
+	// fingerprint aged out counts in FalsePositives: to the filter, which
+	// does not age, it is one.
+	Aged uint64
 }
 
 // MaxSlowedHosts bounds Stats.SlowedHosts.
@@ -226,6 +239,8 @@ type Frontier struct {
 	adm   *Admission // scope, Allow/Deny, depth, redirects and trap limits, with their counters
 	links *linkCache // raw links known to be in the seen-set
 	exact *exactSet  // Options.ExactDedup; nil without
+	sched *schedule  // Options.Continuous; nil without
+	age   *ageClock  // Options.AgeWindow; nil without
 	// counts are the in-link counts of OrderInlinks, canon the count keys
 	// of the links the link cache holds; both nil with OrderFIFO.
 	counts *countmin.Sketch
@@ -283,18 +298,20 @@ type idleHost struct {
 
 // op is one batch's worth of changes, waiting for the group commit.
 type op struct {
-	done      *Entry // completed entry, nil for seeds
-	fetched   bool   // done reached its host
-	failed    bool   // done failed
-	retry     *Entry // done's retry record, nil if none
-	adds      []Entry
-	requeue   []Entry    // failed entries queued again; their failure records go
-	seeds     []string   // host names and domains, prefixed
-	fps       []uint64   // fingerprints of adds (Options.ExactDedup)
-	bumps     []hostBump // OrderInlinks: hosts whose queued URLs gained in-links
-	err       error
-	ch        chan struct{}
-	committed bool
+	done       *Entry // completed entry, nil for seeds
+	fetched    bool   // done reached its host
+	failed     bool   // done failed
+	retry      *Entry // done's retry record, nil if none
+	adds       []Entry
+	requeue    []Entry         // failed entries queued again; their failure records go
+	seeds      []string        // host names and domains, prefixed
+	fps        []uint64        // fingerprints of adds (Options.ExactDedup)
+	bumps      []hostBump      // OrderInlinks: hosts whose queued URLs gained in-links
+	sched      *scheduleChange // Options.Continuous: done's new schedule
+	unschedule [][]byte        // Options.Continuous: t/ keys promoted (their entries are in requeue) or stale
+	err        error
+	ch         chan struct{}
+	committed  bool
 }
 
 // Open returns a frontier over the store's state, replaying the journal of
@@ -327,6 +344,11 @@ func Open(ctx context.Context, opts Options) (*Frontier, error) {
 	}
 	if err := f.openExact(st != nil); err != nil {
 		return nil, err
+	}
+	if opts.Continuous {
+		if err := f.loadSchedule(); err != nil {
+			return nil, err
+		}
 	}
 	if opts.Order == OrderInlinks {
 		f.counts = opts.Inlinks
@@ -535,8 +557,12 @@ func (f *Frontier) consider(ctx context.Context, o *op, c Candidate, r Refusal) 
 		return false, fmt.Errorf("frontier: seen-set: %w", err)
 	}
 	if f.exact != nil {
-		if seen, err = f.exact.check(fp, seen); err != nil {
+		var touch bool
+		if seen, touch, err = f.exact.check(fp, seen); err != nil {
 			return false, fmt.Errorf("frontier: exact dedup: %w", err)
+		}
+		if touch {
+			o.fps = append(o.fps, fp) // tagged with this generation
 		}
 	}
 	if seen {
@@ -636,7 +662,28 @@ func (f *Frontier) Next(ctx context.Context) (Entry, error) {
 		}
 		f.mu.Lock()
 		f.leaveLocked(wake)
+		if f.age != nil && f.broken == nil && !f.opts.Now().Before(f.age.next) {
+			// A new generation of the aging seen-set first.
+			f.mu.Unlock()
+			if err := f.rotate(); err != nil {
+				return Entry{}, err
+			}
+			f.mu.Lock()
+		}
+		if f.sched != nil && f.broken == nil && f.sched.dueLocked(f.opts.Now()) {
+			// Due URLs join their hosts' queues first.
+			f.mu.Unlock()
+			if err := f.promote(ctx); err != nil {
+				return Entry{}, err
+			}
+			f.mu.Lock()
+		}
 		e, wait, done, err := f.nextLocked()
+		if !done && f.sched != nil {
+			if d := f.sched.waitLocked(f.opts.Now()); d >= 0 && (wait < 0 || d < wait) {
+				wait = d
+			}
+		}
 		if done {
 			// Pass the wake on while others may have something to do:
 			// an entry to take or a delay to time, or the same end to
@@ -678,7 +725,7 @@ func (f *Frontier) nextLocked() (e Entry, wait time.Duration, done bool, err err
 	switch {
 	case limited && f.inflight == 0 && f.completing == 0:
 		return Entry{}, 0, true, ErrPageLimit
-	case f.queued == 0 && f.retrying == 0 && f.inflight == 0:
+	case f.queued == 0 && f.retrying == 0 && f.inflight == 0 && f.sched == nil:
 		return Entry{}, 0, true, ErrExhausted
 	case !limited && f.counts != nil:
 		return f.nextInlinksLocked(f.opts.Now())
@@ -909,6 +956,10 @@ func (f *Frontier) Done(ctx context.Context, e Entry, out Outcome) error {
 		o.retry, o.failed = &r, false
 		return f.commit(o)
 	}
+	if err := f.prepareSchedule(o, e, out); err != nil {
+		f.fail(err)
+		return err
+	}
 	if out.Redirect != "" {
 		c, r := f.adm.Redirect(e, out.Redirect)
 		if _, err := f.consider(ctx, o, c, r); err != nil {
@@ -1072,6 +1123,11 @@ func (f *Frontier) commit(o *op) error {
 				return err
 			}
 		}
+		if f.sched != nil {
+			if err := writeSchedule(w, ops); err != nil {
+				return err
+			}
+		}
 		return w.Set([]byte(keyState), encodeState(&st))
 	})
 	if err == nil && f.exact != nil {
@@ -1084,6 +1140,7 @@ func (f *Frontier) commit(o *op) error {
 		f.broken = err
 	} else {
 		f.applyLocked(ops, st)
+		f.applyScheduleLocked(ops)
 	}
 	for _, p := range ops {
 		p.err, p.committed = err, true
@@ -1381,6 +1438,9 @@ func (f *Frontier) Stats() Stats {
 		Checkpoint: f.st.checkpoint,
 		Journal:    f.journal,
 	}
+	if f.sched != nil {
+		s.Scheduled = f.sched.urls
+	}
 	for _, h := range f.hosts {
 		if h.queued > 0 || h.nRetry > 0 || h.inflight {
 			s.Hosts++
@@ -1401,6 +1461,7 @@ func (f *Frontier) Stats() Stats {
 		s.FalsePositives = f.exact.caught.Load()
 		s.ExactLookups = f.exact.lookups.Load()
 		s.ExactInMemory = uint64(f.exact.inMemory.Load())
+		s.Aged = f.exact.aged.Load()
 	}
 	a := f.adm.Stats()
 	s.OutOfScope = a.OutOfScope

@@ -283,6 +283,17 @@ type Options struct {
 	// DefaultExactMemory (64 MiB: 6.7 million URLs); negative:
 	// every check goes to the store.
 	ExactMemory int64
+	// Continuous keeps every URL Done completes with an Outcome.Schedule
+	// in a due schedule, and queues it again when due (see schedule.go):
+	// Next then never returns ErrExhausted. Default off.
+	Continuous bool
+	// AgeWindow makes the exact check's set of fingerprints age (see
+	// aging.go): a URL neither linked from a page nor fetched for two
+	// windows is forgotten, and admitted again when a link leads to it.
+	// A continuous crawl sets it to at least the longest revisit
+	// interval, so that no scheduled URL is forgotten. Requires
+	// ExactDedup. Default 0: the set never forgets.
+	AgeWindow time.Duration
 }
 
 // EnsureDefaults fills in the zero fields with their defaults.
@@ -326,6 +337,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("%w: Domain is required with ScopeDomain", ErrInvalidOptions)
 	case o.Order > OrderInlinks:
 		return fmt.Errorf("%w: invalid order %d", ErrInvalidOptions, o.Order)
+	case o.AgeWindow < 0 || o.AgeWindow > 0 && !o.ExactDedup:
+		return fmt.Errorf("%w: AgeWindow %v needs ExactDedup and may not be negative", ErrInvalidOptions, o.AgeWindow)
 	case o.HostWindow < 1, o.MemoryWindow < 1:
 		return fmt.Errorf("%w: HostWindow %d and MemoryWindow %d must be positive", ErrInvalidOptions, o.HostWindow, o.MemoryWindow)
 	}

@@ -45,6 +45,7 @@ type crawlCommand struct {
 	// exactDedup is the deprecated --exact-dedup: the exact check is the
 	// default, so the flag only conflicts with --filter-only.
 	exactDedup bool
+	continuous continuousFlags
 }
 
 // crawlFlags defines the flags of "crawler crawl" on fs, writing into c.
@@ -130,6 +131,7 @@ func crawlFlags(fs *flag.FlagSet, c *crawlCommand) {
 	fs.StringVar(&c.redis.Prefix, "redis-prefix", redisfrontier.DefaultPrefix, "with --redis: key prefix of the crawl, so that several crawls share one Redis")
 	fs.BoolVar(&c.redis.Cluster, "redis-cluster", false, "with --redis: Redis Cluster; further seed nodes as addr= query parameters of --redis")
 	c.monitor.define(fs)
+	c.continuous.define(fs)
 	// Recrawls: the capture history of earlier crawls.
 	fs.Var(&stringList{dst: &o.Previous}, "previous", "output directory (--out) of an earlier crawl of the same sites (repeatable; give every directory of a Redis crawl's workers): its URLs are checked again with conditional requests (If-None-Match, If-Modified-Since) and what did not change is archived as WARC revisit records of its responses (a 304: profile server-not-modified; the same payload: identical-payload-digest); the capture history is read from DIR/state (a Redis worker's: DIR/state-WORKER), or rebuilt from DIR/warc and the crawl logs when a state has none. Every DIR is checked before anything is written to --out. With --redis give every worker the same DIRs: each copies the history into OUT/state-WORKER, and the workers queue each earlier URL once")
 	fs.Func("previous-scope", "with --previous: which of the earlier crawls' URLs are queued: all (every URL they fetched, at its depth; default) or seeds (their seeds; the others when links lead to them)", func(s string) error {
@@ -194,9 +196,14 @@ func runCrawl(ctx context.Context, e env, args []string) (err error) {
 		}
 		o.Redis = &c.redis
 	}
+	if err := c.continuous.apply(o); err != nil {
+		return err
+	}
 	if o.Dir == "" {
 		return fmt.Errorf("%w: --out is required", errUsage)
 	}
+	ctx, stopAtMaxTime := c.continuous.context(ctx)
+	defer stopAtMaxTime()
 	// The operational log and the progress line share stderr from
 	// different goroutines: one lock for both (os.Stderr would not need
 	// it; a test's buffer does).
@@ -502,6 +509,10 @@ func printSummary(w io.Writer, cr *crawl.Crawler, interrupted, noSeed bool) {
 	if r := f.Recrawl; len(o.Previous) > 0 {
 		fmt.Fprintf(w, "  recrawl           %d URLs captured before: %d unchanged (WARC revisits: %d bytes saved), %d changed, %d gone; %d new\n",
 			r.Previous, r.Unchanged, r.BytesSaved, r.Changed, r.Gone, r.New)
+	}
+	if k := s.Continuous; o.Continuous != nil {
+		fmt.Fprintf(w, "  continuous        %d URLs scheduled; revisits: %d changed, %d unchanged; %d gone URLs dropped, %d URLs aged out of the seen-set; the schedule plans %.3g revisits/s\n",
+			k.Scheduled, k.Changed, k.Unchanged, k.Dropped, k.Aged, k.PlannedRate)
 	}
 	a := s.Admission
 	fmt.Fprintf(w, "  discovered        %d new, %d duplicates (%d known from the link cache); %d out of scope, %d filtered by --allow/--deny, %d beyond --max-depth, %d beyond --max-redirects, %d invalid\n",

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/layercrawl/layercrawl/internal/changeweb"
+)
+
+// TestContinuousKill9 kills a continuous crawl with SIGKILL twice, then
+// resumes it until --max-time: the resumed crawl keeps the schedule (every
+// page is fetched again, none becomes new again but those in flight at a
+// kill, whose completion the kill lost), and no URL is fetched twice
+// within the minimum interval but across a kill.
+func TestContinuousKill9(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kill -9 test skipped in -short mode")
+	}
+	const pages = 30
+	w, err := changeweb.Start(changeweb.Options{Seed: 11, Pages: pages, Hosts: 3, Fastest: 200 * time.Millisecond, Slowest: 20 * time.Second}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	const concurrency = 3
+	const minInterval = 200 * time.Millisecond
+	args := []string{"--seeds", writeSeeds(t, dir, w.Roots()), "--out", out, "--delay", "-1", "--allow-private",
+		"--concurrency", "3", "--expected-urls", "10000", "--checkpoint-interval", "100ms",
+		"--continuous", "--revisit-min", minInterval.String(), "--revisit-max", "700ms"}
+	logPath := filepath.Join(out, "crawl.log.jsonl")
+	kills := crawlKilled(t, args, logPath, 45, 110)
+	before := len(readLog(t, logPath))
+	code, stdout, stderr := runCrawler(t, context.Background(), append(args, "--max-time", "1500ms")...)
+	if code != 0 {
+		t.Fatalf("resumed crawl exited %d:\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "resuming") || !strings.Contains(stdout, "interrupted: state saved") {
+		t.Errorf("resume or stop at --max-time not reported:\n%s\n%s", stderr, stdout)
+	}
+	if !strings.Contains(stdout, fmt.Sprint(pages)+" URLs scheduled") {
+		t.Errorf("summary does not report %d URLs scheduled:\n%s", pages, stdout)
+	}
+	entries := readLog(t, logPath)
+	byURL := map[string][]time.Time{}
+	news := 0
+	resumed := map[string]bool{}
+	for i, e := range entries {
+		if _, ok := w.PageOf(e.URL); !ok {
+			t.Fatalf("logged %s, not a page", e.URL)
+		}
+		byURL[e.URL] = append(byURL[e.URL], e.FetchedAt)
+		if e.Recrawl == "new" {
+			news++
+		}
+		if i >= before {
+			resumed[e.URL] = true
+		}
+	}
+	if len(byURL) != pages || len(resumed) != pages {
+		t.Errorf("%d pages fetched, %d in the resumed run; want all %d in both", len(byURL), len(resumed), pages)
+	}
+	if news < pages || news > pages+kills*concurrency {
+		t.Errorf("%d fetches logged new, want %d (one per page) plus at most %d in flight at the kills", news, pages, kills*concurrency)
+	}
+	early := 0
+	for _, ts := range byURL {
+		slices.SortFunc(ts, func(a, b time.Time) int { return a.Compare(b) })
+		for i := 1; i < len(ts); i++ {
+			if ts[i].Sub(ts[i-1]) < minInterval-20*time.Millisecond {
+				early++
+			}
+		}
+	}
+	if early > kills*concurrency {
+		t.Errorf("%d fetches came before their interval, want at most %d (in flight at %d kills)", early, kills*concurrency, kills)
+	}
+}
+
+func TestContinuousUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--budget", "5/s", "http://a.test/"}, "--budget only with --continuous"},
+		{[]string{"--continuous", "--redis", "redis://127.0.0.1:6379", "http://a.test/"}, "not supported with --redis"},
+		{[]string{"--continuous", "--budget", "5/d", "http://a.test/"}, "want N/s"},
+		{[]string{"--continuous", "--revisit-policy", "often", "http://a.test/"}, "revisit-policy"},
+		{[]string{"--continuous", "--revisit-min", "-1s", "http://a.test/"}, "not positive"},
+		{[]string{"--continuous", "--revisit-min", "2h", "--revisit-max", "1h", "http://a.test/"}, "Max"},
+	} {
+		code, _, stderr := runCrawler(t, context.Background(), append([]string{"--out", t.TempDir()}, tc.args...)...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("crawl %q: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+func TestParseRate(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want float64
+	}{{"5/s", 5}, {"5", 5}, {"120/m", 2}, {"0.5/s", 0.5}, {"3600/h", 1}} {
+		if got, err := parseRate(tc.in); err != nil || got != tc.want {
+			t.Errorf("parseRate(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+	for _, in := range []string{"", "0/s", "-1/s", "x/s", "5/d", "NaN"} {
+		if _, err := parseRate(in); err == nil {
+			t.Errorf("parseRate(%q) accepted", in)
+		}
+	}
+}

@@ -1,0 +1,240 @@
+package frontier
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// The aging seen-set (Options.AgeWindow): generations of the exact
+// check's fingerprints, after Yoon's active/previous aging Bloom filter
+// (A2, 2010). Time is cut into generations of AgeWindow; every
+// fingerprint is tagged with the last generation its URL was seen in: a
+// link to it checked (the link cache is cleared at every rotation, so that
+// a link it absorbs was checked in this generation or the one before), or
+// a fetch completed (Done with an Outcome.Schedule). A fingerprint tagged
+// with this generation or the one before is in the set; an older one is
+// not, so a URL neither linked nor fetched for between one and two
+// windows is forgotten, and a link that leads to it again queues it as
+// new. A continuous crawl fetches every scheduled URL at least every
+// revisit maximum, which AgeWindow is at least: no scheduled URL is
+// forgotten, and a link to one found between two fetches is a duplicate.
+// URLs that left the schedule (gone) age out, and the set's size is the
+// URLs seen in the last two windows, not every URL ever seen.
+//
+// The filter in front of the set does not age: its "new" answers stay
+// final, and a forgotten URL's "maybe seen" answer is decided here. The
+// filter grows by its bits per URL for every distinct URL ever seen
+// (notes: "aging seen-set").
+//
+// Store: the tag is the value of the URL's f/ key (4 bytes big-endian;
+// an empty value, written by a crawl that did not age, is read as the
+// current generation), and the generation is under m/age: a version byte,
+// the generation (uvarint) and when it began (Unix ns, varint). A rotation
+// writes m/age, then removes the fingerprints tagged before the new
+// previous generation, from memory and from the store (in chunks, each
+// under the commit lock, so that a tag renewed by a concurrent batch is
+// never removed). A rotation is due AgeWindow after the last one by the
+// frontier's clock; a crawl stopped for longer rotates once when it
+// resumes, so that a pause forgets nothing by itself.
+const keyAge = "m/age"
+
+const ageVersion = 1
+
+// ageClock is the aging seen-set's generation clock; f.mu protects next.
+type ageClock struct {
+	window   time.Duration
+	rotating chan struct{} // holds a token during a rotation
+	next     time.Time     // when the next rotation is due
+}
+
+func encodeTag(gen uint32) []byte { return binary.BigEndian.AppendUint32(nil, gen) }
+
+// decodeTag reads a fingerprint's generation tag; an empty value is gen.
+func decodeTag(k, v []byte, gen uint32) (uint32, error) {
+	switch len(v) {
+	case 0:
+		return gen, nil
+	case 4:
+		return binary.BigEndian.Uint32(v), nil
+	}
+	return 0, &CorruptError{Key: string(k), Reason: "malformed fingerprint generation"}
+}
+
+func encodeAge(gen uint32, began time.Time) []byte {
+	b := binary.AppendUvarint([]byte{ageVersion}, uint64(gen))
+	return binary.AppendVarint(b, began.UnixNano())
+}
+
+func decodeAge(v []byte) (uint32, time.Time, error) {
+	bad := &CorruptError{Key: keyAge, Reason: "malformed generation record"}
+	if len(v) == 0 || v[0] != ageVersion {
+		return 0, time.Time{}, bad
+	}
+	g, n := binary.Uvarint(v[1:])
+	if n <= 0 || g > 1<<31 {
+		return 0, time.Time{}, bad
+	}
+	ns, m := binary.Varint(v[1+n:])
+	if m <= 0 || 1+n+m != len(v) {
+		return 0, time.Time{}, bad
+	}
+	return uint32(g), time.Unix(0, ns), nil
+}
+
+// openAging reads the generation (or starts the first) into x.
+func (f *Frontier) openAging(x *exactSet) error {
+	a := &ageClock{window: f.opts.AgeWindow, rotating: make(chan struct{}, 1)}
+	now := f.opts.Now()
+	v, err := f.opts.Store.Get([]byte(keyAge))
+	switch {
+	case err == nil:
+		gen, began, err := decodeAge(v)
+		if err != nil {
+			return err
+		}
+		x.gen.Store(gen)
+		a.next = began.Add(a.window)
+		if now.Sub(a.next) > a.window {
+			// Stopped for longer than a window: one rotation, now.
+			a.next = now
+		}
+	case errors.Is(err, ErrNotFound):
+		err = f.opts.Store.Write(func(w Writer) error { return w.Set([]byte(keyAge), encodeAge(0, now)) })
+		if err != nil {
+			return fmt.Errorf("frontier: aging seen-set: %w", err)
+		}
+		a.next = now.Add(a.window)
+	default:
+		return fmt.Errorf("frontier: aging seen-set: %w", err)
+	}
+	f.age = a
+	return nil
+}
+
+// ageSweepChunk is how many fingerprint keys one step of a rotation's
+// store sweep reads under the commit lock.
+const ageSweepChunk = 8192
+
+// rotate starts the next generation and removes the fingerprints it
+// ages out. It returns at once when another call is rotating.
+func (f *Frontier) rotate() error {
+	a, x := f.age, f.exact
+	select {
+	case a.rotating <- struct{}{}:
+	default:
+		return nil
+	}
+	defer func() { <-a.rotating }()
+	f.commitMu.Lock()
+	now := f.opts.Now()
+	f.mu.Lock()
+	due := !now.Before(a.next)
+	f.mu.Unlock()
+	if !due {
+		f.commitMu.Unlock()
+		return nil
+	}
+	gen := x.gen.Load() + 1
+	err := f.opts.Store.Write(func(w Writer) error { return w.Set([]byte(keyAge), encodeAge(gen, now)) })
+	if err != nil {
+		f.commitMu.Unlock()
+		err = fmt.Errorf("frontier: aging seen-set: %w", err)
+		f.fail(err)
+		return err
+	}
+	x.gen.Store(gen)
+	f.mu.Lock()
+	a.next = now.Add(a.window)
+	f.mu.Unlock()
+	f.commitMu.Unlock()
+	f.links.clear()
+	keep := func(tag uint32) bool { return live(tag, gen) }
+	for i := range x.stripes {
+		s := &x.stripes[i]
+		s.mu.Lock()
+		n := s.table.retain(keep)
+		s.mu.Unlock()
+		x.inMemory.Add(-int64(n))
+		x.aged.Add(uint64(n))
+	}
+	// The store: in chunks, each read and trimmed under the commit lock.
+	start := []byte(prefixFingerprint)
+	end := []byte(prefixFingerprint)
+	end[len(end)-1]++
+	// One pass over the fingerprints, whatever the caller's context: a
+	// stopping crawl waits for it (about a second per 10 million keys).
+	for {
+		var old [][]byte
+		var last []byte
+		var derr error
+		scanned := 0
+		f.commitMu.Lock()
+		err := f.opts.Store.Ascend(start, end, func(k, v []byte) bool {
+			last = append(last[:0], k...)
+			scanned++
+			tag, err := decodeTag(k, v, gen)
+			if err != nil {
+				derr = err
+				return false
+			}
+			if !keep(tag) {
+				old = append(old, append([]byte(nil), k...))
+				if x.stripe(binary.BigEndian.Uint64(k[len(prefixFingerprint):])).spilled.Load() {
+					// Not in memory: forgotten here. (One in memory was
+					// counted when the table dropped it; its store tag may
+					// be a generation newer, written at its batch's commit.)
+					x.aged.Add(1)
+				}
+			}
+			return scanned < ageSweepChunk
+		})
+		if err == nil {
+			err = derr
+		}
+		if err == nil && len(old) > 0 {
+			err = f.opts.Store.Write(func(w Writer) error {
+				for _, k := range old {
+					if err := w.Delete(k); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		}
+		f.commitMu.Unlock()
+		if err != nil {
+			var ce *CorruptError
+			if !errors.As(err, &ce) {
+				err = fmt.Errorf("frontier: aging seen-set: %w", err)
+			}
+			f.fail(err)
+			return err
+		}
+		if scanned < ageSweepChunk {
+			return nil
+		}
+		start = append(last, 0)
+	}
+}
+
+// touch tags the fingerprint of a URL just fetched with this generation,
+// and adds it to o's batch: a scheduled URL stays in the set as long as
+// it is fetched.
+func (f *Frontier) touch(o *op, url string) {
+	x := f.exact
+	fp := fingerprint(url)
+	s := x.stripe(fp)
+	s.mu.Lock()
+	x.remember(s, fp, x.gen.Load())
+	s.mu.Unlock()
+	o.fps = append(o.fps, fp)
+}
+
+// clear empties the cache.
+func (c *linkCache) clear() {
+	for i := range c.slots {
+		c.slots[i].Store(0)
+	}
+}
