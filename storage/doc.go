@@ -139,5 +139,5 @@
 // Errors are prefixed "storage: " and wrap their cause. Sentinels to test
 // with errors.Is: ErrNotFound, ErrCorrupt, ErrForeign, ErrVersion,
 // ErrClosed, ErrInvalidExchange, ErrTruncated, ErrMalformedResponse,
-// ErrCDXJ, ErrNotCrawlDir, ErrSidecar.
+// ErrCDXJ, ErrNotCrawlDir.
 package storage

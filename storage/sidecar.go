@@ -45,9 +45,9 @@ const sidecarExt = ".cdxj"
 
 const sidecarMagic = "!layercrawl-sidecar 1 "
 
-// ErrSidecar means a sidecar index is incomplete or damaged: IndexWARCs
+// errSidecar means a sidecar index is incomplete or damaged: IndexWARCs
 // reads its WARC file instead.
-var ErrSidecar = errors.New("storage: sidecar index incomplete or damaged")
+var errSidecar = errors.New("storage: sidecar index incomplete or damaged")
 
 var crc32c = crc32.MakeTable(crc32.Castagnoli)
 
@@ -132,40 +132,40 @@ func appendSidecarTrailer(dst []byte, size, lines int64, crc uint32) []byte {
 // parseSidecar checks a sidecar's bytes against the WARC file it indexes
 // (its base name and size on disk) and returns its index lines, each with
 // its newline. Anything short of a whole, matching sidecar fails with
-// ErrSidecar.
+// errSidecar.
 func parseSidecar(data []byte, name string, size int64) ([]byte, int64, error) {
 	if len(data) == 0 || data[len(data)-1] != '\n' {
-		return nil, 0, fmt.Errorf("%w: %s: no trailer", ErrSidecar, name)
+		return nil, 0, fmt.Errorf("%w: %s: no trailer", errSidecar, name)
 	}
 	i := bytes.LastIndexByte(data[:len(data)-1], '\n') + 1
 	body, trailer := data[:i], data[i:]
 	got, lines, crc, ok := parseSidecarTrailer(trailer)
 	if !ok {
-		return nil, 0, fmt.Errorf("%w: %s: no trailer", ErrSidecar, name)
+		return nil, 0, fmt.Errorf("%w: %s: no trailer", errSidecar, name)
 	}
 	if got != size {
-		return nil, 0, fmt.Errorf("%w: %s: written for %d bytes, the file has %d", ErrSidecar, name, got, size)
+		return nil, 0, fmt.Errorf("%w: %s: written for %d bytes, the file has %d", errSidecar, name, got, size)
 	}
 	if crc32.Checksum(body, crc32c) != crc {
-		return nil, 0, fmt.Errorf("%w: %s: checksum mismatch", ErrSidecar, name)
+		return nil, 0, fmt.Errorf("%w: %s: checksum mismatch", errSidecar, name)
 	}
 	var n int64
 	var buf []byte
 	for line := range bytes.Lines(body) {
 		e, err := ParseCDXJLine(line)
 		if err != nil {
-			return nil, 0, fmt.Errorf("%w: %s: %v", ErrSidecar, name, err)
+			return nil, 0, fmt.Errorf("%w: %s: %v", errSidecar, name, err)
 		}
 		if e.Filename != name || e.Length <= 0 || e.Offset > size-e.Length {
-			return nil, 0, fmt.Errorf("%w: %s: line %d names %s at %d+%d", ErrSidecar, name, n+1, e.Filename, e.Offset, e.Length)
+			return nil, 0, fmt.Errorf("%w: %s: line %d names %s at %d+%d", errSidecar, name, n+1, e.Filename, e.Offset, e.Length)
 		}
 		if buf = e.AppendLine(buf[:0]); !bytes.Equal(buf, line) {
-			return nil, 0, fmt.Errorf("%w: %s: line %d is not as IndexWARCs writes it", ErrSidecar, name, n+1)
+			return nil, 0, fmt.Errorf("%w: %s: line %d is not as IndexWARCs writes it", errSidecar, name, n+1)
 		}
 		n++
 	}
 	if n != lines {
-		return nil, 0, fmt.Errorf("%w: %s: %d lines, the trailer says %d", ErrSidecar, name, n, lines)
+		return nil, 0, fmt.Errorf("%w: %s: %d lines, the trailer says %d", errSidecar, name, n, lines)
 	}
 	return body, n, nil
 }
@@ -196,7 +196,7 @@ func parseSidecarTrailer(t []byte) (size, lines int64, crc uint32, ok bool) {
 }
 
 // readSidecar returns the index lines of the WARC file at path from its
-// sidecar in dir, or an error (ErrSidecar, or the file's) when it has no
+// sidecar in dir, or an error (errSidecar, or the file's) when it has no
 // usable one.
 func readSidecar(dir, path string) ([]byte, int64, error) {
 	name := filepath.Base(path)
