@@ -320,22 +320,6 @@ func IndexWARCs(ctx context.Context, w io.Writer, files []string, opts IndexOpti
 	return st, err
 }
 
-// indexSidecar adds the lines of path's sidecar in dir to s and reports
-// whether it did: false when it has no usable sidecar (then nothing was
-// added). Its error is the sorter's.
-func indexSidecar(dir, path string, s *sorter) (bool, error) {
-	body, _, err := readSidecar(dir, path)
-	if err != nil {
-		return false, nil
-	}
-	for line := range bytes.Lines(body) {
-		if err := s.add(line); err != nil {
-			return false, err
-		}
-	}
-	return true, nil
-}
-
 func indexFile(ctx context.Context, path string, s *sorter, visit func(*WARCRecord, *CDXJEntry) error) (torn bool, err error) {
 	f, err := os.Open(path)
 	if err != nil {

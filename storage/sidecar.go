@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -129,45 +130,57 @@ func appendSidecarTrailer(dst []byte, size, lines int64, crc uint32) []byte {
 	return append(dst, '\n')
 }
 
-// parseSidecar checks a sidecar's bytes against the WARC file it indexes
-// (its base name and size on disk) and returns its index lines, each with
-// its newline. Anything short of a whole, matching sidecar fails with
-// errSidecar.
-func parseSidecar(data []byte, name string, size int64) ([]byte, int64, error) {
-	if len(data) == 0 || data[len(data)-1] != '\n' {
-		return nil, 0, fmt.Errorf("%w: %s: no trailer", errSidecar, name)
-	}
-	i := bytes.LastIndexByte(data[:len(data)-1], '\n') + 1
-	body, trailer := data[:i], data[i:]
-	got, lines, crc, ok := parseSidecarTrailer(trailer)
-	if !ok {
-		return nil, 0, fmt.Errorf("%w: %s: no trailer", errSidecar, name)
-	}
-	if got != size {
-		return nil, 0, fmt.Errorf("%w: %s: written for %d bytes, the file has %d", errSidecar, name, got, size)
-	}
-	if crc32.Checksum(body, crc32c) != crc {
-		return nil, 0, fmt.Errorf("%w: %s: checksum mismatch", errSidecar, name)
-	}
-	var n int64
+// scanSidecar reads a sidecar of n bytes from r and checks it against the
+// WARC file it indexes (its base name and size on disk), handing each
+// index line (with its newline) to emit, if set, as it goes, and returns
+// how many. Anything short of a whole, matching sidecar fails with
+// errSidecar; so a caller that must not act on a partial sidecar scans it
+// once without emit, then again with it (the file is read twice, the
+// second time from the page cache, instead of held in memory).
+func scanSidecar(r io.Reader, n int64, name string, size int64, emit func([]byte) error) (int64, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var pos, count int64
+	var crc uint32
 	var buf []byte
-	for line := range bytes.Lines(body) {
+	for {
+		line, err := br.ReadBytes('\n')
+		pos += int64(len(line))
+		if pos == n && err == nil {
+			// The last line: the trailer.
+			got, lines, want, ok := parseSidecarTrailer(line)
+			switch {
+			case !ok:
+				return 0, fmt.Errorf("%w: %s: no trailer", errSidecar, name)
+			case got != size:
+				return 0, fmt.Errorf("%w: %s: written for %d bytes, the file has %d", errSidecar, name, got, size)
+			case crc != want:
+				return 0, fmt.Errorf("%w: %s: checksum mismatch", errSidecar, name)
+			case count != lines:
+				return 0, fmt.Errorf("%w: %s: %d lines, the trailer says %d", errSidecar, name, count, lines)
+			}
+			return count, nil
+		}
+		if err != nil || pos > n {
+			return 0, fmt.Errorf("%w: %s: no trailer", errSidecar, name)
+		}
 		e, err := ParseCDXJLine(line)
 		if err != nil {
-			return nil, 0, fmt.Errorf("%w: %s: %v", errSidecar, name, err)
+			return 0, fmt.Errorf("%w: %s: %v", errSidecar, name, err)
 		}
 		if e.Filename != name || e.Length <= 0 || e.Offset > size-e.Length {
-			return nil, 0, fmt.Errorf("%w: %s: line %d names %s at %d+%d", errSidecar, name, n+1, e.Filename, e.Offset, e.Length)
+			return 0, fmt.Errorf("%w: %s: line %d names %s at %d+%d", errSidecar, name, count+1, e.Filename, e.Offset, e.Length)
 		}
 		if buf = e.AppendLine(buf[:0]); !bytes.Equal(buf, line) {
-			return nil, 0, fmt.Errorf("%w: %s: line %d is not as IndexWARCs writes it", errSidecar, name, n+1)
+			return 0, fmt.Errorf("%w: %s: line %d is not as IndexWARCs writes it", errSidecar, name, count+1)
 		}
-		n++
+		crc = crc32.Update(crc, crc32c, line)
+		count++
+		if emit != nil {
+			if err := emit(line); err != nil {
+				return count, err
+			}
+		}
 	}
-	if n != lines {
-		return nil, 0, fmt.Errorf("%w: %s: %d lines, the trailer says %d", errSidecar, name, n, lines)
-	}
-	return body, n, nil
 }
 
 // parseSidecarTrailer parses a trailer line as appendSidecarTrailer
@@ -195,20 +208,37 @@ func parseSidecarTrailer(t []byte) (size, lines int64, crc uint32, ok bool) {
 	return size, lines, uint32(c), true
 }
 
-// readSidecar returns the index lines of the WARC file at path from its
-// sidecar in dir, or an error (errSidecar, or the file's) when it has no
-// usable one.
-func readSidecar(dir, path string) ([]byte, int64, error) {
+// indexSidecar adds the lines of the sidecar in dir of the WARC file at
+// path to s, and reports whether it did: false when the file has no
+// usable sidecar (then nothing was added).
+func indexSidecar(dir, path string, s *sorter) (bool, error) {
 	name := filepath.Base(path)
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, 0, err
+		return false, nil
 	}
-	data, err := os.ReadFile(filepath.Join(dir, name+sidecarExt))
+	f, err := os.Open(filepath.Join(dir, name+sidecarExt))
 	if err != nil {
-		return nil, 0, err
+		return false, nil
 	}
-	return parseSidecar(data, name, fi.Size())
+	defer f.Close()
+	sfi, err := f.Stat()
+	if err != nil {
+		return false, nil
+	}
+	if _, err := scanSidecar(f, sfi.Size(), name, fi.Size(), nil); err != nil {
+		return false, nil
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return false, nil
+	}
+	// Checked whole: now its lines. A sidecar changed in between (a
+	// crawl writing to this directory meanwhile) is an error, not a
+	// partial index.
+	if _, err := scanSidecar(f, sfi.Size(), name, fi.Size(), s.add); err != nil {
+		return false, fmt.Errorf("storage: index: sidecar of %s changed while read: %w", path, err)
+	}
+	return true, nil
 }
 
 // sidecarEntry returns the index entry of the response or revisit record

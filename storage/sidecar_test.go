@@ -266,10 +266,10 @@ func FuzzSidecarEntry(f *testing.F) {
 	})
 }
 
-// FuzzParseSidecar: any bytes, as a sidecar, are refused or give lines
+// FuzzScanSidecar: any bytes, as a sidecar, are refused or give lines
 // that parse, name the file, lie inside it and re-format to themselves,
 // as many as the trailer says, followed by the trailer alone.
-func FuzzParseSidecar(f *testing.F) {
+func FuzzScanSidecar(f *testing.F) {
 	dir := f.TempDir()
 	writeSidecarCrawl(f, dir, "f", 1, true)
 	sides, _ := filepath.Glob(filepath.Join(dir, CrawlSidecarDir, "*"))
@@ -283,12 +283,16 @@ func FuzzParseSidecar(f *testing.F) {
 	}
 	f.Add([]byte(sidecarMagic+"size=0 lines=0 crc32c=00000000\n"), "x", int64(0))
 	f.Fuzz(func(t *testing.T, data []byte, name string, size int64) {
-		body, n, err := parseSidecar(data, name, size)
+		var body []byte
+		n, err := scanSidecar(bytes.NewReader(data), int64(len(data)), name, size, func(line []byte) error {
+			body = append(body, line...)
+			return nil
+		})
 		if err != nil {
 			return
 		}
 		if !bytes.HasPrefix(data, body) {
-			t.Fatal("body is not the start of the data")
+			t.Fatal("the lines are not the start of the data")
 		}
 		got, lines, _, ok := parseSidecarTrailer(data[len(body):])
 		if !ok || got != size || lines != n {
@@ -303,7 +307,7 @@ func FuzzParseSidecar(f *testing.F) {
 			k++
 		}
 		if k != n {
-			t.Fatalf("%d lines, parseSidecar says %d", k, n)
+			t.Fatalf("%d lines, scanSidecar says %d", k, n)
 		}
 	})
 }
