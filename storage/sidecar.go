@@ -136,14 +136,25 @@ func appendSidecarTrailer(dst []byte, size, lines int64, crc uint32) []byte {
 // how many. Anything short of a whole, matching sidecar fails with
 // errSidecar; so a caller that must not act on a partial sidecar scans it
 // once without emit, then again with it (the file is read twice, the
-// second time from the page cache, instead of held in memory).
-func scanSidecar(r io.Reader, n int64, name string, size int64, emit func([]byte) error) (int64, error) {
+// second time from the page cache, instead of held in memory). With
+// verify false the lines are not parsed (the second pass: the checksum,
+// count and size still tell a sidecar changed since the first).
+func scanSidecar(r io.Reader, n int64, name string, size int64, verify bool, emit func([]byte) error) (int64, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var pos, count int64
 	var crc uint32
 	var buf []byte
 	for {
-		line, err := br.ReadBytes('\n')
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// A line longer than the buffer (a long URL): join it.
+			long := append([]byte(nil), line...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				line, err = br.ReadSlice('\n')
+				long = append(long, line...)
+			}
+			line = long
+		}
 		pos += int64(len(line))
 		if pos == n && err == nil {
 			// The last line: the trailer.
@@ -163,15 +174,17 @@ func scanSidecar(r io.Reader, n int64, name string, size int64, emit func([]byte
 		if err != nil || pos > n {
 			return 0, fmt.Errorf("%w: %s: no trailer", errSidecar, name)
 		}
-		e, err := ParseCDXJLine(line)
-		if err != nil {
-			return 0, fmt.Errorf("%w: %s: %v", errSidecar, name, err)
-		}
-		if e.Filename != name || e.Length <= 0 || e.Offset > size-e.Length {
-			return 0, fmt.Errorf("%w: %s: line %d names %s at %d+%d", errSidecar, name, count+1, e.Filename, e.Offset, e.Length)
-		}
-		if buf = e.AppendLine(buf[:0]); !bytes.Equal(buf, line) {
-			return 0, fmt.Errorf("%w: %s: line %d is not as IndexWARCs writes it", errSidecar, name, count+1)
+		if verify {
+			e, err := ParseCDXJLine(line)
+			if err != nil {
+				return 0, fmt.Errorf("%w: %s: %v", errSidecar, name, err)
+			}
+			if e.Filename != name || e.Length <= 0 || e.Offset > size-e.Length {
+				return 0, fmt.Errorf("%w: %s: line %d names %s at %d+%d", errSidecar, name, count+1, e.Filename, e.Offset, e.Length)
+			}
+			if buf = e.AppendLine(buf[:0]); !bytes.Equal(buf, line) {
+				return 0, fmt.Errorf("%w: %s: line %d is not as IndexWARCs writes it", errSidecar, name, count+1)
+			}
 		}
 		crc = crc32.Update(crc, crc32c, line)
 		count++
@@ -226,7 +239,7 @@ func indexSidecar(dir, path string, s *sorter) (bool, error) {
 	if err != nil {
 		return false, nil
 	}
-	if _, err := scanSidecar(f, sfi.Size(), name, fi.Size(), nil); err != nil {
+	if _, err := scanSidecar(f, sfi.Size(), name, fi.Size(), true, nil); err != nil {
 		return false, nil
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
@@ -235,7 +248,7 @@ func indexSidecar(dir, path string, s *sorter) (bool, error) {
 	// Checked whole: now its lines. A sidecar changed in between (a
 	// crawl writing to this directory meanwhile) is an error, not a
 	// partial index.
-	if _, err := scanSidecar(f, sfi.Size(), name, fi.Size(), s.add); err != nil {
+	if _, err := scanSidecar(f, sfi.Size(), name, fi.Size(), false, s.add); err != nil {
 		return false, fmt.Errorf("storage: index: sidecar of %s changed while read: %w", path, err)
 	}
 	return true, nil

@@ -284,12 +284,17 @@ func FuzzScanSidecar(f *testing.F) {
 	f.Add([]byte(sidecarMagic+"size=0 lines=0 crc32c=00000000\n"), "x", int64(0))
 	f.Fuzz(func(t *testing.T, data []byte, name string, size int64) {
 		var body []byte
-		n, err := scanSidecar(bytes.NewReader(data), int64(len(data)), name, size, func(line []byte) error {
+		n, err := scanSidecar(bytes.NewReader(data), int64(len(data)), name, size, true, nil)
+		if err != nil {
+			return
+		}
+		// The second pass, unverified, gives the lines the first checked.
+		n2, err := scanSidecar(bytes.NewReader(data), int64(len(data)), name, size, false, func(line []byte) error {
 			body = append(body, line...)
 			return nil
 		})
-		if err != nil {
-			return
+		if err != nil || n2 != n {
+			t.Fatalf("second pass: %d lines, %v; the first %d", n2, err, n)
 		}
 		if !bytes.HasPrefix(data, body) {
 			t.Fatal("the lines are not the start of the data")
@@ -390,5 +395,26 @@ func TestSidecarConcurrent(t *testing.T) {
 	_, st := indexBoth(t, dir)
 	if st.Records != 160 || st.Sidecars != st.Files || st.Files < 2 {
 		t.Errorf("stats %+v, want 160 records, every file from its sidecar", st)
+	}
+}
+
+// TestSidecarLongLine: a line longer than the reader's buffer (a 200 KB
+// URL) is read whole from the sidecar.
+func TestSidecarLongLine(t *testing.T) {
+	dir := t.TempDir()
+	w, err := NewWARCWriter(filepath.Join(dir, "warc"), WARCOptions{IndexDir: filepath.Join(dir, CrawlSidecarDir)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []string{"http://l.example/?q=" + strings.Repeat("x", 200<<10), "http://l.example/short"} {
+		if _, err := w.Write(&Exchange{TargetURI: u, RequestHead: []byte("GET / HTTP/1.1\r\n\r\n"), Response: []byte(rawResponses[0])}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if idx, st := indexBoth(t, dir); st.Sidecars != 1 || len(idx) < 200<<10 {
+		t.Errorf("stats %+v, %d index bytes", st, len(idx))
 	}
 }
