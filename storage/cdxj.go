@@ -164,33 +164,41 @@ func cdxjEntry(rec *WARCRecord, filename string) (CDXJEntry, bool, error) {
 	if typ != "response" && typ != "revisit" {
 		return CDXJEntry{}, false, nil
 	}
-	e := CDXJEntry{
-		URL:      strings.TrimSuffix(strings.TrimPrefix(rec.Header.Get("WARC-Target-URI"), "<"), ">"),
-		Length:   rec.Length,
-		Offset:   rec.Offset,
-		Filename: filename,
-	}
+	e := CDXJEntry{Length: rec.Length, Offset: rec.Offset, Filename: filename}
 	if rec.Length == 0 {
+		e.URL = trimAngle(rec.Header.Get("WARC-Target-URI"))
 		return e, false, fmt.Errorf("%w: %s: record at offset %d shares its gzip member with the one before it: no offset and length address it alone",
 			ErrCorrupt, filename, rec.Offset)
 	}
 	date, err := time.Parse(time.RFC3339Nano, rec.Header.Get("WARC-Date"))
 	if err != nil {
+		e.URL = trimAngle(rec.Header.Get("WARC-Target-URI"))
 		return e, false, fmt.Errorf("%w: %s: record at offset %d: WARC-Date %q", ErrCorrupt, filename, rec.Offset, rec.Header.Get("WARC-Date"))
 	}
+	var block []byte
+	if strings.HasPrefix(strings.ToLower(rec.Header.Get("Content-Type")), "application/http") {
+		block = rec.Block
+	}
+	e.fill(typ, rec.Header.Get("WARC-Target-URI"), date, rec.Header.Get("WARC-Payload-Digest"), block)
+	return e, true, nil
+}
+
+// fill sets e's fields from a response or revisit record's (typ's)
+// WARC-Target-URI, WARC-Date, WARC-Payload-Digest and block (nil when
+// its Content-Type is not application/http): what IndexWARCs reads back
+// and what WARCWriter writes to a sidecar (WARCOptions.IndexDir) are
+// computed here, so the two lines cannot differ.
+func (e *CDXJEntry) fill(typ, uri string, date time.Time, digest string, block []byte) {
+	e.URL = trimAngle(uri)
 	e.Timestamp = date.UTC().Format("20060102150405")
 	e.Key = SURT(e.URL)
-	d := rec.Header.Get("WARC-Payload-Digest")
-	if len(d) > 5 && strings.EqualFold(d[:5], "sha1:") {
-		d = d[5:]
+	if len(digest) > 5 && strings.EqualFold(digest[:5], "sha1:") {
+		digest = digest[5:]
 	}
-	e.Digest = d
-	if strings.HasPrefix(strings.ToLower(rec.Header.Get("Content-Type")), "application/http") {
-		r, _ := parseResponse(rec.Block, func([]byte) {})
-		e.Status = max(r.StatusCode, 0)
-		if r.BodyStart >= r.HeadStart {
-			e.Mime = mediaType(headerValue(rec.Block[r.HeadStart:r.BodyStart], "Content-Type"))
-		}
+	e.Digest = digest
+	e.Status, e.Mime = 0, ""
+	if block != nil {
+		e.Status, e.Mime = statusMime(block)
 	}
 	if e.Mime == "" {
 		e.Mime = "unk"
@@ -198,7 +206,23 @@ func cdxjEntry(rec *WARCRecord, filename string) (CDXJEntry, bool, error) {
 	if typ == "revisit" {
 		e.Mime = "warc/revisit"
 	}
-	return e, true, nil
+}
+
+func trimAngle(uri string) string {
+	return strings.TrimSuffix(strings.TrimPrefix(uri, "<"), ">")
+}
+
+// statusMime returns the status code and media type of the final
+// response (after 1xx interim ones) in an HTTP response block, as
+// parseResponse finds it: from the heads alone, so that a writer can ask
+// it of the block's head without its body (see headsEnd).
+func statusMime(block []byte) (int, string) {
+	pos, h := finalHead(block)
+	end := len(block)
+	if h.end >= 0 {
+		end = pos + h.end
+	}
+	return max(h.status, 0), mediaType(headerValue(block[pos:end], "Content-Type"))
 }
 
 // headerValue returns the value of the first field called name in an HTTP
@@ -235,15 +259,25 @@ type IndexOptions struct {
 	// os.TempDir().
 	TempDir string
 	// Visit, if set, is called with every record indexed and its entry,
-	// in file order; its error stops the indexing.
+	// in file order; its error stops the indexing. With Visit set every
+	// file is read (SidecarDir is not used).
 	Visit func(rec *WARCRecord, e *CDXJEntry) error
+	// SidecarDir, when set, is where WARCWriter wrote sidecar indexes
+	// (WARCOptions.IndexDir): a file whose sidecar there is complete (its
+	// trailer records the file's size on disk, its checksum and lines
+	// check) is indexed from it, the same lines, without reading the file;
+	// any other is read. Default "": every file is read.
+	SidecarDir string
 }
 
 // IndexStats says what IndexWARCs read and wrote.
 type IndexStats struct {
-	Files   int   // WARC files read
+	Files   int   // WARC files indexed
 	Records int64 // index lines written
-	Runs    int   // sorted runs spilled to disk (0: sorted in memory)
+	// Sidecars is how many of Files were indexed from their sidecar
+	// index (IndexOptions.SidecarDir) rather than read.
+	Sidecars int
+	Runs     int // sorted runs spilled to disk (0: sorted in memory)
 	// Torn names the files that end inside a record (a crawl's crash):
 	// their whole records are indexed, the torn one is not.
 	Torn []string
@@ -263,6 +297,15 @@ func IndexWARCs(ctx context.Context, w io.Writer, files []string, opts IndexOpti
 	defer s.cleanup()
 	var st IndexStats
 	for _, path := range files {
+		if opts.SidecarDir != "" && opts.Visit == nil {
+			if ok, err := indexSidecar(opts.SidecarDir, path, s); err != nil {
+				return st, err
+			} else if ok {
+				st.Files++
+				st.Sidecars++
+				continue
+			}
+		}
 		torn, err := indexFile(ctx, path, s, opts.Visit)
 		if err != nil {
 			return st, err
@@ -508,7 +551,9 @@ const CrawlIndexPath = "indexes/index.cdxj"
 // WriteCrawlIndex writes the CDXJ index of the WARC files of the crawl
 // output directory dir to dir/indexes/index.cdxj, replacing it atomically
 // (WriteFileAtomic): an error leaves the previous index, or none, in
-// place. Run files go to dir/indexes too.
+// place. Run files go to dir/indexes too. A WARC file with a complete
+// sidecar index in dir/indexes/perwarc (CrawlSidecarDir, written by the
+// crawl's WARC writer) is indexed from it instead of being read.
 func WriteCrawlIndex(ctx context.Context, dir string) (IndexStats, error) {
 	files, err := CrawlWARCFiles(dir)
 	if err != nil {
@@ -521,7 +566,7 @@ func WriteCrawlIndex(ctx context.Context, dir string) (IndexStats, error) {
 	var st IndexStats
 	err = WriteFileAtomic(out, func(w io.Writer) error {
 		var err error
-		st, err = IndexWARCs(ctx, w, files, IndexOptions{TempDir: filepath.Dir(out)})
+		st, err = IndexWARCs(ctx, w, files, IndexOptions{TempDir: filepath.Dir(out), SidecarDir: filepath.Join(dir, CrawlSidecarDir)})
 		return err
 	})
 	return st, err

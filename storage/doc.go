@@ -124,8 +124,12 @@
 // ReplayWeb.page read it), sorted by an external merge sort in bounded
 // memory (IndexOptions.MemoryLimit); WriteCrawlIndex writes a crawl
 // output directory's indexes/index.cdxj. SURT is pywb's key (the Python
-// surt package's defaults). The index is built from the files, not from
-// the crawl's state: WARCRecord.Length gives each record's gzip member.
+// surt package's defaults). The index is built from the WARC files, not
+// from the crawl's state: from each file's sidecar index when it is
+// complete (WARCOptions.IndexDir: the writer's own lines, with the file's
+// final size at close; IndexOptions.SidecarDir), else by reading the file
+// (WARCRecord.Length gives each record's gzip member). The two give the
+// same lines; a sidecar is never trusted in part.
 // PackWACZ packages a crawl output directory as a WACZ 1.1.1 file. Both
 // write through WriteFileAtomic: an error or a crash leaves the previous
 // file, or none, never a partial one.

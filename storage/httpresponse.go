@@ -127,23 +127,14 @@ func (d *payloadHasher) digest() string {
 // emit (nil: not wanted) in order.
 func parseResponse(raw []byte, emit func([]byte)) (HTTPResponse, error) {
 	var r HTTPResponse
-	pos := 0
-	var h headInfo
-	for {
-		h = readHead(raw[pos:])
-		if h.end < 0 {
-			r.HeadStart, r.BodyStart, r.BodyEnd, r.Cut = pos, len(raw), len(raw), true
-			r.StatusCode = max(h.status, 0)
-			if h.status < 0 && pos == 0 && bytes.IndexByte(raw, '\n') >= 0 {
-				return r, fmt.Errorf("%w: status line %q", ErrMalformedResponse, firstLine(raw))
-			}
-			return r, nil
+	pos, h := finalHead(raw)
+	if h.end < 0 {
+		r.HeadStart, r.BodyStart, r.BodyEnd, r.Cut = pos, len(raw), len(raw), true
+		r.StatusCode = max(h.status, 0)
+		if h.status < 0 && pos == 0 && bytes.IndexByte(raw, '\n') >= 0 {
+			return r, fmt.Errorf("%w: status line %q", ErrMalformedResponse, firstLine(raw))
 		}
-		if h.status >= 100 && h.status <= 199 && h.status != 101 {
-			pos += h.end
-			continue
-		}
-		break
+		return r, nil
 	}
 	r.HeadStart, r.BodyStart = pos, pos+h.end
 	r.StatusCode = max(h.status, 0)
@@ -198,6 +189,30 @@ func parseResponse(raw []byte, emit func([]byte)) (HTTPResponse, error) {
 		toEnd()
 	}
 	return r, nil
+}
+
+// finalHead reads the heads at the start of raw, skipping 1xx interim
+// responses (but 101), and returns where the final one starts and what it
+// holds; its end is -1 when raw ends before its blank line.
+func finalHead(raw []byte) (pos int, h headInfo) {
+	for {
+		h = readHead(raw[pos:])
+		if h.end < 0 || h.status < 100 || h.status > 199 || h.status == 101 {
+			return pos, h
+		}
+		pos += h.end
+	}
+}
+
+// headsEnd returns where the final head of raw ends, or -1 when raw ends
+// before it does: a block that starts with raw[:headsEnd(raw)] has the
+// same heads, whatever follows.
+func headsEnd(raw []byte) int {
+	pos, h := finalHead(raw)
+	if h.end < 0 {
+		return -1
+	}
+	return pos + h.end
 }
 
 // headInfo is what a response's framing needs from its head.

@@ -59,6 +59,16 @@ type WARCOptions struct {
 	// Content-Encoding is written in stored blocks: deflate gains nothing
 	// on it and would cost as much CPU as on text.
 	GzipLevel int
+	// IndexDir, when set, is a directory (created if needed) where the
+	// writer puts, for every WARC file, a sidecar index
+	// IndexDir/<file name>.cdxj: the CDXJ line IndexWARCs would write for
+	// each response and revisit record, as it writes the record, and,
+	// when the file is closed, a trailer with the file's final size.
+	// IndexWARCs given it as IndexOptions.SidecarDir reads a complete
+	// sidecar instead of the WARC file (see CrawlSidecarDir). A sidecar
+	// that cannot be written is removed, never an error of Write: the
+	// index then reads that WARC file. Default "": none.
+	IndexDir string
 
 	now func() time.Time // tests; default time.Now
 }
@@ -169,6 +179,9 @@ type WARCRef struct {
 	// gzip member, which follows the request's: where a reader of one
 	// record (a capture history, an index) seeks to.
 	ResponseOffset int64
+	// ResponseLength is the length of the response (or revisit) record's
+	// gzip member: with ResponseOffset, what its index line says.
+	ResponseLength int64
 	MetadataID     string // WARC-Record-ID of the metadata record; empty if none
 }
 
@@ -196,6 +209,8 @@ type WARCWriter struct {
 	infoEnd int64 // size of the current file's warcinfo: a file is never rotated with nothing else in it
 	wb      writeback
 	serial  int
+	side    *sidecar // the current file's sidecar index; nil if none
+	line    []byte   // scratch for side's lines
 	closed  bool
 	err     error // sticky: the file could not be restored after a failed write
 	// syncs counts the fsyncs of f running outside mu (Sync); the file
@@ -217,6 +232,11 @@ func NewWARCWriter(dir string, opts WARCOptions) (*WARCWriter, error) {
 	opts.Info = info
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("storage: WARC dir: %w", err)
+	}
+	if opts.IndexDir != "" {
+		if err := os.MkdirAll(opts.IndexDir, 0o755); err != nil {
+			return nil, fmt.Errorf("storage: WARC index dir: %w", err)
+		}
 	}
 	serial, err := lastSerial(dir, opts.Prefix)
 	if err != nil {
@@ -280,6 +300,7 @@ func (w *WARCWriter) write(ex *Exchange, of *Revisit) (WARCRef, error) {
 		b = &recordBuilder{}
 	}
 	defer func() {
+		b.blockA, b.blockC = nil, nil // the caller's bytes
 		if cap(b.out.b) <= maxPooledRecord {
 			w.pool.Put(b)
 		}
@@ -324,6 +345,16 @@ func (w *WARCWriter) write(ex *Exchange, of *Revisit) (WARCRef, error) {
 	if err != nil {
 		return WARCRef{}, err
 	}
+	respLen := int64(len(b.out.b)) - reqLen
+	var entry CDXJEntry
+	entryOK := false
+	if w.opts.IndexDir != "" {
+		typ := "response"
+		if of != nil {
+			typ = "revisit"
+		}
+		entry, entryOK = sidecarEntry(typ, ex.TargetURI, date, b.digest, b.blockA, b.blockC, len(b.head), respLen)
+	}
 	var metaID string
 	if len(ex.Metadata) > 0 {
 		if metaID, err = newRecordID(); err != nil {
@@ -342,7 +373,20 @@ func (w *WARCWriter) write(ex *Exchange, of *Revisit) (WARCRef, error) {
 		w.mu.Unlock()
 		return WARCRef{}, err
 	}
-	ref := WARCRef{File: w.name, Offset: off, Length: int64(len(b.out.b)), RequestID: reqID, ResponseID: respID, ResponseOffset: off + reqLen, MetadataID: metaID}
+	ref := WARCRef{File: w.name, Offset: off, Length: int64(len(b.out.b)), RequestID: reqID, ResponseID: respID,
+		ResponseOffset: off + reqLen, ResponseLength: respLen, MetadataID: metaID}
+	if w.side != nil {
+		if entryOK {
+			entry.Offset, entry.Filename = ref.ResponseOffset, w.name
+			w.line = entry.AppendLine(w.line[:0])
+			if !w.side.add(w.line) {
+				w.side = nil
+			}
+		} else {
+			w.side.abandon()
+			w.side = nil
+		}
+	}
 	// The writeback is started outside mu, like Sync's fsync (the call
 	// queues the pages' writes, 0.4 ms at the median here); a rotation
 	// meanwhile closes the file after it.
@@ -416,6 +460,9 @@ func (w *WARCWriter) openFileLocked() error {
 			return fmt.Errorf("storage: WARC: %w", err)
 		}
 		w.f, w.name, w.size, w.wb = f, name, 0, writeback{}
+		if w.opts.IndexDir != "" {
+			w.side = createSidecar(filepath.Join(w.opts.IndexDir, name+sidecarExt))
+		}
 		info, err := w.warcinfo(name, now)
 		if err == nil {
 			err = w.writeLocked(info)
@@ -424,7 +471,10 @@ func (w *WARCWriter) openFileLocked() error {
 		if err != nil {
 			f.Close()
 			os.Remove(filepath.Join(w.dir, name))
-			w.f, w.name = nil, ""
+			if w.side != nil {
+				w.side.abandon()
+			}
+			w.f, w.name, w.side = nil, "", nil
 			return err
 		}
 		return nil
@@ -458,15 +508,26 @@ func (w *WARCWriter) warcinfo(name string, date time.Time) ([]byte, error) {
 }
 
 func (w *WARCWriter) closeFileLocked() error {
-	f, name := w.f, w.name
-	w.f, w.name, w.size = nil, "", 0
+	f, name, size, side := w.f, w.name, w.size, w.side
+	w.f, w.name, w.size, w.side = nil, "", 0, nil
 	w.syncs.Wait() // a Sync of f under way, outside mu
 	if err := f.Sync(); err != nil {
 		f.Close()
+		if side != nil {
+			side.abandon()
+		}
 		return fmt.Errorf("storage: WARC %s: %w", name, err)
 	}
 	if err := f.Close(); err != nil {
+		if side != nil {
+			side.abandon()
+		}
 		return fmt.Errorf("storage: WARC %s: %w", name, err)
+	}
+	// After the WARC file is durable: a trailer never describes a file
+	// the disk may not hold.
+	if side != nil {
+		side.finish(size)
 	}
 	return syncDir(w.dir)
 }
@@ -486,6 +547,9 @@ func (w *WARCWriter) Sync() error {
 	if f == nil {
 		w.mu.Unlock()
 		return nil
+	}
+	if w.side != nil && !w.side.flush() {
+		w.side = nil
 	}
 	w.syncs.Add(1)
 	w.mu.Unlock()
@@ -524,6 +588,10 @@ func (ex *Exchange) validate() error {
 		return fmt.Errorf("%w: empty request head", ErrInvalidExchange)
 	case len(ex.Response) == 0 && len(bytes.TrimSpace(ex.ResponseHead)) == 0:
 		return fmt.Errorf("%w: no response", ErrInvalidExchange)
+	case strings.ContainsAny(ex.PayloadDigest, "\r\n \t"):
+		// A line break would end the WARC header early: the file would
+		// not read back.
+		return fmt.Errorf("%w: payload digest %q contains white space", ErrInvalidExchange, ex.PayloadDigest)
 	case strings.ContainsAny(ex.ResponseID, "\r\n \t"):
 		return fmt.Errorf("%w: response record id %q contains white space", ErrInvalidExchange, ex.ResponseID)
 	}
@@ -551,6 +619,10 @@ type recordBuilder struct {
 	lz    *lzTable // appendFixedGzip's scratch
 	zw    *gzip.Writer
 	level int
+	// The last record's block (blockA then blockC) and payload digest,
+	// for its sidecar index line.
+	blockA, blockC []byte
+	digest         string
 }
 
 // sink is an io.Writer appending to a byte slice.
@@ -624,6 +696,7 @@ func (b *recordBuilder) rawResponse(ex *Exchange, of *Revisit, id string, date t
 // followed by c, with a WARC-Payload-Digest field when digest is set.
 func (b *recordBuilder) recordBlock(typ, id string, date time.Time, fields []warcField, contentType string, a, c []byte, digest string, level int) error {
 	httpHead, payload := a, c
+	b.blockA, b.blockC, b.digest = a, c, digest
 	block := sha1.New()
 	block.Write(httpHead)
 	block.Write(payload)

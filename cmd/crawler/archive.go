@@ -22,6 +22,10 @@ Writes DIR/indexes/index.cdxj: one CDXJ line per response and revisit record
 of DIR/warc/*.warc.gz (DIR is a crawl's --out), sorted by SURT key then
 timestamp, as pywb and ReplayWeb.page read it. The file is replaced
 atomically; the crawl writes it at its end too (crawl --no-index does not).
+A WARC file with a complete sidecar index in DIR/indexes/perwarc (the crawl's
+WARC writer writes one per file as it goes, with the file's final size when it
+closes it) is indexed from it, the same lines, without reading the WARC file;
+any other (a crawl killed while writing it, --no-index, another tool's) is read.
 `)
 	}
 	dir, err := oneDirArg(fs, args, 1)
@@ -35,7 +39,7 @@ atomically; the crawl writes it at its end too (crawl --no-index does not).
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "%s: %d records from %d WARC files\n", filepath.Join(dir[0], storage.CrawlIndexPath), st.Records, st.Files)
+	fmt.Fprintf(e.stdout, "%s: %d records from %d WARC files (%d from their sidecar index)\n", filepath.Join(dir[0], storage.CrawlIndexPath), st.Records, st.Files, st.Sidecars)
 	for _, f := range st.Torn {
 		fmt.Fprintf(e.stdout, "  %s ends inside a record (a crash?): its whole records are indexed\n", f)
 	}
@@ -106,6 +110,6 @@ func writeCrawlIndex(ctx context.Context, logger *slog.Logger, dir string) error
 	if err != nil {
 		return fmt.Errorf("crawl index: %w", err)
 	}
-	logger.Info("index written", "path", filepath.Join(dir, storage.CrawlIndexPath), "records", st.Records, "warc_files", st.Files, "torn_files", len(st.Torn))
+	logger.Info("index written", "path", filepath.Join(dir, storage.CrawlIndexPath), "records", st.Records, "warc_files", st.Files, "from_sidecars", st.Sidecars, "torn_files", len(st.Torn))
 	return nil
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/layercrawl/layercrawl/fetch"
 	"github.com/layercrawl/layercrawl/frontier"
 	"github.com/layercrawl/layercrawl/frontier/redisfrontier"
+	"github.com/layercrawl/layercrawl/storage"
 	"github.com/layercrawl/layercrawl/urlnorm"
 )
 
@@ -231,6 +232,11 @@ func runCrawl(ctx context.Context, e env, args []string) (err error) {
 	}
 	if len(urls) == 0 && o.Redis == nil && !stateExists(o) && len(o.Previous) == 0 {
 		return fmt.Errorf("%w: no seeds: give URLs as arguments, or --seeds FILE", errUsage)
+	}
+	if !*noIndex {
+		// The WARC writer writes each file's index lines as it writes
+		// its records: the index at the end reads those, not the WARC.
+		o.WARC.IndexDir = filepath.Join(o.Dir, storage.CrawlSidecarDir)
 	}
 	cr, err := crawl.New(*o)
 	if errors.Is(err, crawl.ErrInvalidOptions) || errors.Is(err, crawl.ErrCorruptState) || errors.Is(err, crawl.ErrPrevious) {

@@ -241,6 +241,9 @@ func TestCrawlKill9(t *testing.T) {
 	}
 	checkServed(t, hosts, wantFetched, kills*concurrency, kills+1)
 	checkWARC(t, out, entries, kills*concurrency, true)
+	// The index at the end: the killed runs' open files read back, the
+	// rest from their sidecars, the same bytes.
+	checkSidecarIndex(t, out, kills)
 }
 
 // crawlKilled runs the crawl of args in a child process once per killAt,
@@ -330,6 +333,9 @@ func TestCrawlInterruptAndResume(t *testing.T) {
 		t.Errorf("fetched %d URLs, want %d; missing %v", len(got), len(wantFetched), sample(missing(wantFetched, got)))
 	}
 	checkServed(t, hosts, wantFetched, 0, 2)
+	// The interrupted run closed its WARC file with its sidecar's
+	// trailer: every file indexed from its sidecar.
+	checkSidecarIndex(t, out, 0)
 }
 
 func TestCrawlCorruptState(t *testing.T) {

@@ -80,10 +80,16 @@ func TestCrawlIndexAndPack(t *testing.T) {
 	base, stop := replaySite(t)
 	defer stop()
 	dir := t.TempDir()
-	if code, _, stderr := runCrawler(t, context.Background(), "--out", dir, "--delay", "-1", "--allow-private", base); code != 0 {
+	// Files of about one record pair: the index spans several, each with
+	// its sidecar.
+	if code, _, stderr := runCrawler(t, context.Background(), "--out", dir, "--delay", "-1", "--allow-private", "--warc-max-size", "3000", base); code != 0 {
 		t.Fatalf("crawl exit %d: %s", code, stderr)
 	}
 	checkCrawlIndex(t, dir)
+	checkSidecarIndex(t, dir, 0)
+	if files, _ := storage.CrawlWARCFiles(dir); len(files) < 3 {
+		t.Errorf("%d WARC files, want several", len(files))
+	}
 	noIndex := t.TempDir()
 	if code, _, stderr := runCrawler(t, context.Background(), "--out", noIndex, "--delay", "-1", "--allow-private", "--no-index", base); code != 0 {
 		t.Fatalf("crawl exit %d: %s", code, stderr)
@@ -113,6 +119,11 @@ func TestCrawlIndexAndPack(t *testing.T) {
 		}
 		if _, err := zr.Open(c.index); err != nil {
 			t.Errorf("pack %v: no %s: %v", c.args, c.index, err)
+		}
+		for _, f := range zr.File {
+			if strings.Contains(f.Name, "perwarc") {
+				t.Errorf("pack %v: a sidecar index packed: %s", c.args, f.Name)
+			}
 		}
 		zr.Close()
 	}
