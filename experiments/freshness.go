@@ -500,10 +500,7 @@ func (res *FreshnessResult) write(cfg FreshnessConfig, took time.Duration, loadS
 		fmt.Fprintf(&curves, "%s,%d,%.0f,%.5f,%.2f,%d\n", p.Variant, p.Run, p.At.Seconds(), p.Freshness, p.Age, p.Captured)
 	}
 	for name, s := range map[string]string{"freshness_runs.csv": runs.String(), "freshness_curves.csv": curves.String()} {
-		if err := writeFile(filepath.Join(cfg.OutDir, name), func(w io.Writer) error {
-			_, err := io.WriteString(w, s)
-			return err
-		}); err != nil {
+		if err := writeText(filepath.Join(cfg.OutDir, name), s); err != nil {
 			return err
 		}
 	}
@@ -518,8 +515,5 @@ func (res *FreshnessResult) write(cfg FreshnessConfig, took time.Duration, loadS
 	}
 	res.Files = append(res.Files, names...)
 	rep := res.report(cfg, took, loadStart, loadEnd)
-	return writeFile(filepath.Join(cfg.OutDir, "report.md"), func(w io.Writer) error {
-		_, err := io.WriteString(w, rep)
-		return err
-	})
+	return writeText(filepath.Join(cfg.OutDir, "report.md"), rep)
 }

@@ -494,10 +494,7 @@ func (res *OrderResult) write(cfg OrderConfig, took time.Duration, loadStart, lo
 	}
 	res.Files = append(res.Files, names...)
 	rep := res.report(cfg, took, loadStart, loadEnd)
-	return writeFile(filepath.Join(cfg.OutDir, "report.md"), func(w io.Writer) error {
-		_, err := io.WriteString(w, rep)
-		return err
-	})
+	return writeText(filepath.Join(cfg.OutDir, "report.md"), rep)
 }
 
 // best returns, at each fraction of the budget, the most any order could

@@ -402,6 +402,14 @@ var palette = []color.RGBA{
 
 func structColor(i int) color.Color { return palette[(i%len(palette)+len(palette))%len(palette)] }
 
+// writeText writes s to path as writeFile does.
+func writeText(path, s string) error {
+	return writeFile(path, func(w io.Writer) error {
+		_, err := io.WriteString(w, s)
+		return err
+	})
+}
+
 // writeFile writes path through a temporary file renamed into place, so a
 // failed run never leaves a truncated output behind.
 func writeFile(path string, fn func(io.Writer) error) (err error) {

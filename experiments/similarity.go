@@ -393,10 +393,7 @@ func RunSimilarity(ctx context.Context, cfg SimilarityConfig) ([]SimilarityRow, 
 		return nil, err
 	}
 	rep := similarityReport(cfg, rows, notes, len(pages), responses, avgShingles, files, time.Since(start))
-	if err := writeFile(filepath.Join(cfg.OutDir, "report.md"), func(w io.Writer) error {
-		_, err := io.WriteString(w, rep)
-		return err
-	}); err != nil {
+	if err := writeText(filepath.Join(cfg.OutDir, "report.md"), rep); err != nil {
 		return nil, err
 	}
 	logf("wrote %s", cfg.OutDir)
