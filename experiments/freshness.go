@@ -509,11 +509,5 @@ func (res *FreshnessResult) write(cfg FreshnessConfig, took time.Duration, loadS
 	if err != nil {
 		return err
 	}
-	names, err := WriteFigures(cfg.OutDir, figs)
-	if err != nil {
-		return err
-	}
-	res.Files = append(res.Files, names...)
-	rep := res.report(cfg, took, loadStart, loadEnd)
-	return writeText(filepath.Join(cfg.OutDir, "report.md"), rep)
+	return writeFiguresAndReport(cfg.OutDir, &res.Files, figs, func() string { return res.report(cfg, took, loadStart, loadEnd) })
 }

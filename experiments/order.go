@@ -488,13 +488,7 @@ func (res *OrderResult) write(cfg OrderConfig, took time.Duration, loadStart, lo
 	if err != nil {
 		return err
 	}
-	names, err := WriteFigures(cfg.OutDir, figs)
-	if err != nil {
-		return err
-	}
-	res.Files = append(res.Files, names...)
-	rep := res.report(cfg, took, loadStart, loadEnd)
-	return writeText(filepath.Join(cfg.OutDir, "report.md"), rep)
+	return writeFiguresAndReport(cfg.OutDir, &res.Files, figs, func() string { return res.report(cfg, took, loadStart, loadEnd) })
 }
 
 // best returns, at each fraction of the budget, the most any order could

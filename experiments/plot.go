@@ -402,6 +402,17 @@ var palette = []color.RGBA{
 
 func structColor(i int) color.Color { return palette[(i%len(palette)+len(palette))%len(palette)] }
 
+// writeFiguresAndReport writes figs into dir, adds their file names to
+// *files, then writes dir/report.md from report, which may list *files.
+func writeFiguresAndReport(dir string, files *[]string, figs []Figure, report func() string) error {
+	names, err := WriteFigures(dir, figs)
+	if err != nil {
+		return err
+	}
+	*files = append(*files, names...)
+	return writeText(filepath.Join(dir, "report.md"), report())
+}
+
 // writeText writes s to path as writeFile does.
 func writeText(path, s string) error {
 	return writeFile(path, func(w io.Writer) error {
