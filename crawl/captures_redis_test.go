@@ -98,11 +98,18 @@ func runRedisWorkers(t *testing.T, n int, o Options, prefix string) []Stats {
 // from New, Run or Close.
 func runRedisWorkersErrs(t *testing.T, n int, o Options, prefix string) ([]Stats, []error) {
 	t.Helper()
+	return runRedisWorkersEach(n, prefix, func(int) Options { return o })
+}
+
+// runRedisWorkersEach runs n workers at once, worker i with opts(i) in
+// the Redis-mode crawl under prefix, and returns each one's Stats and its
+// error from New, Run or Close.
+func runRedisWorkersEach(n int, prefix string, opts func(i int) Options) ([]Stats, []error) {
 	var wg sync.WaitGroup
 	errs := make([]error, n)
 	stats := make([]Stats, n)
 	for i := range errs {
-		o := o
+		o := opts(i)
 		o.Redis = &RedisOptions{URL: "redis://" + capturesTestRedis, Prefix: prefix, Worker: "w" + string(rune('0'+i))}
 		wg.Go(func() {
 			c, err := New(o)

@@ -4,9 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/layercrawl/layercrawl/storage"
 )
@@ -15,29 +13,11 @@ import (
 // per directory of dirs, each writing there, and returns their Stats.
 func runRedisWorkerDirs(t *testing.T, o Options, prefix string, dirs ...string) []Stats {
 	t.Helper()
-	var wg sync.WaitGroup
-	errs := make([]error, len(dirs))
-	stats := make([]Stats, len(dirs))
-	for i, dir := range dirs {
+	stats, errs := runRedisWorkersEach(len(dirs), prefix, func(i int) Options {
 		o := o
-		o.Dir = dir
-		o.Redis = &RedisOptions{URL: "redis://" + capturesTestRedis, Prefix: prefix, Worker: "w" + string(rune('0'+i))}
-		wg.Go(func() {
-			c, err := New(o)
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			errs[i] = c.Run(ctx)
-			stats[i] = c.Stats()
-			if cerr := c.Close(); errs[i] == nil {
-				errs[i] = cerr
-			}
-		})
-	}
-	wg.Wait()
+		o.Dir = dirs[i]
+		return o
+	})
 	for i, err := range errs {
 		if err != nil {
 			t.Fatalf("worker %d: %v", i, err)
