@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -43,6 +44,12 @@ func TestContinuousKill9(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "resuming") || !strings.Contains(stdout, "interrupted: state saved") {
 		t.Errorf("resume or stop at --max-time not reported:\n%s\n%s", stderr, stdout)
+	}
+	if !strings.Contains(stderr, "index written") {
+		t.Errorf("a continuous crawl stopped at --max-time wrote no CDXJ index:\n%s", stderr)
+	}
+	if idx, err := os.ReadFile(filepath.Join(out, "indexes", "index.cdxj")); err != nil || len(idx) == 0 {
+		t.Errorf("index.cdxj after --max-time: %d bytes, %v; want the crawl's index", len(idx), err)
 	}
 	if !strings.Contains(stdout, fmt.Sprint(pages)+" URLs scheduled") {
 		t.Errorf("summary does not report %d URLs scheduled:\n%s", pages, stdout)

@@ -246,10 +246,12 @@ func runCrawl(ctx context.Context, e env, args []string) (err error) {
 		return err
 	}
 	// Runs after cr.Close (deferred later), once the WARC files are
-	// closed; not after an interruption, as the crawl resumes.
+	// closed (their sidecar indexes complete); not after an interruption,
+	// as the crawl resumes, except for a continuous crawl, which never
+	// ends otherwise: its index is written at every stop.
 	defer func() {
-		if err == nil && ctx.Err() == nil && !*noIndex {
-			err = writeCrawlIndex(ctx, o.Logger, o.Dir)
+		if err == nil && (ctx.Err() == nil || o.Continuous != nil) && !*noIndex {
+			err = writeCrawlIndex(context.WithoutCancel(ctx), o.Logger, o.Dir)
 		}
 	}()
 	defer func() { err = errors.Join(err, cr.Close()) }()
