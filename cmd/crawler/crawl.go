@@ -170,7 +170,7 @@ func runCrawl(ctx context.Context, e env, args []string) (err error) {
 	var c crawlCommand
 	crawlFlags(fs, &c)
 	fs.String("config", "", "TOML file of flag values (keys are flag names; urls = [...] for seeds); flags given here override it")
-	noIndex := fs.Bool("no-index", false, "do not write OUT/indexes/index.cdxj (the CDXJ index of the WARC files, as \"crawler index OUT\" writes it) when the crawl finishes")
+	noIndex := fs.Bool("no-index", false, "do not write OUT/indexes/index.cdxj (the CDXJ index of the WARC files, as \"crawler index OUT\" writes it) when the crawl finishes (a continuous crawl: at every stop), nor the per-WARC-file index lines it is built from")
 	urls, err := parseCrawlArgs(fs, args)
 	if err != nil {
 		return err
