@@ -368,6 +368,8 @@ func simulateFreshness(ctx context.Context, cfg FreshnessConfig, v FreshnessVari
 		b, _ := sched.MarshalBinary()
 		run.MinStateBytes, run.MaxStateBytes = min(run.MinStateBytes, len(b)), max(run.MaxStateBytes, len(b))
 	}
+	// lastSlot is the index of the run's last slot (the loop stops after it).
+	lastSlot := int(math.Floor(cfg.Duration.Seconds() / slot))
 	var late time.Duration
 	for k := 0; ; k++ {
 		t := freshnessEpoch.Add(time.Duration(float64(k) * slot * float64(time.Second)))
@@ -384,7 +386,8 @@ func simulateFreshness(ctx context.Context, cfg FreshnessConfig, v FreshnessVari
 		if h[0].at.After(t) {
 			// Idle until the next page is due.
 			next := int(math.Ceil(h[0].at.Sub(freshnessEpoch).Seconds() / slot))
-			run.IdleSlots += max(next-k, 1)
+			// Slots past the end of the run are not idle slots of it.
+			run.IdleSlots += max(min(next, lastSlot+1)-k, 1)
 			k = max(next, k+1) - 1
 			continue
 		}
