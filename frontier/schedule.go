@@ -251,14 +251,7 @@ func (f *Frontier) refillSchedule() error {
 		items = append(items, dueItem{key: append([]byte(nil), k...), due: due, e: e})
 		return len(items) < scheduleWindow
 	})
-	if err == nil {
-		err = derr
-	}
-	if err != nil {
-		var ce *CorruptError
-		if !errors.As(err, &ce) {
-			err = fmt.Errorf("frontier: read schedule: %w", err)
-		}
+	if err := scheduleScanErr(err, derr); err != nil {
 		return err
 	}
 	f.mu.Lock()
@@ -481,14 +474,19 @@ func (f *Frontier) ScheduleRecords(fn func(url string, due time.Time, record []b
 		}
 		return fn(string(k[len(prefixVisit):]), due, rec)
 	})
+	return scheduleScanErr(err, derr)
+}
+
+// scheduleScanErr is the error of a scan of the schedule: the store's,
+// wrapped, or else derr, the decoding error that stopped the scan (a
+// *CorruptError, returned as it is).
+func scheduleScanErr(err, derr error) error {
 	if err == nil {
 		err = derr
 	}
-	if err != nil {
-		var ce *CorruptError
-		if !errors.As(err, &ce) {
-			err = fmt.Errorf("frontier: read schedule: %w", err)
-		}
+	var ce *CorruptError
+	if err == nil || errors.As(err, &ce) {
+		return err
 	}
-	return err
+	return fmt.Errorf("frontier: read schedule: %w", err)
 }
