@@ -191,6 +191,8 @@ func TestRecordRoundTrip(t *testing.T) {
 		{},
 		{Visits: 3, Changes: 1, Observed: time.Hour, Changed: time.Minute, Last: time.Unix(1_700_000_000, 123), Interval: 90 * time.Second},
 		{Visits: math.MaxUint32, Changes: math.MaxUint32, Observed: math.MaxInt64, Changed: math.MaxInt64, Last: time.Unix(0, -5), Interval: math.MaxInt64},
+		{Visits: 4, Changes: 3, Observed: 4 * time.Hour, Changed: 3 * time.Hour, Dated: 2, DatedSpan: 2 * time.Hour, Exposure: 40 * time.Minute, Last: time.Unix(1_700_000_000, 0)},
+		{Visits: math.MaxUint32, Changes: math.MaxUint32, Observed: math.MaxInt64, Changed: math.MaxInt64, Dated: math.MaxUint32, DatedSpan: math.MaxInt64, Exposure: math.MaxInt64, Age: math.MaxInt64, Last: time.Unix(7, 0)},
 	} {
 		b, err := r.MarshalBinary()
 		if err != nil {
@@ -221,10 +223,12 @@ func TestRecordCorrupt(t *testing.T) {
 	reseal := func(b []byte) []byte {
 		// The checksum is recomputed so that the field checks are reached.
 		b = bytes.Clone(b)
-		sum := crc(b[:41])
-		b[41], b[42], b[43], b[44] = byte(sum>>24), byte(sum>>16), byte(sum>>8), byte(sum)
+		n := len(b) - 4
+		sum := crc(b[:n])
+		b[n], b[n+1], b[n+2], b[n+3] = byte(sum>>24), byte(sum>>16), byte(sum>>8), byte(sum)
 		return b
 	}
+	v1 := reseal(append([]byte{1}, good[1:RecordSizeV1]...))
 	tests := map[string][]byte{
 		"short":        good[:RecordSize-1],
 		"version":      reseal(append([]byte{9}, good[1:]...)),
@@ -232,6 +236,19 @@ func TestRecordCorrupt(t *testing.T) {
 		"changes":      reseal(func() []byte { b := bytes.Clone(good); b[8] = 3; return b }()),
 		"changed time": reseal(func() []byte { b := bytes.Clone(good); b[24] = 9; return b }()),
 		"interval":     reseal(func() []byte { b := bytes.Clone(good); b[33] = 0x80; return b }()),
+		"dated":        reseal(func() []byte { b := bytes.Clone(good); b[44] = 2; return b }()),
+		"dated span":   reseal(func() []byte { b := bytes.Clone(good); b[52] = 9; return b }()),
+		"exposure":     reseal(func() []byte { b := bytes.Clone(good); b[53] = 0x80; return b }()),
+		"age":          reseal(func() []byte { b := bytes.Clone(good); b[61] = 0x80; return b }()),
+		"v1 length":    reseal(append(bytes.Clone(v1[:RecordSizeV1-4]), good[RecordSizeV1-4:]...)),
+		"v2 length":    reseal(append([]byte{2}, v1[1:]...)),
+	}
+	var r1 Record
+	if err := r1.UnmarshalBinary(v1); err != nil {
+		t.Fatalf("version 1 record: %v", err)
+	}
+	if want := (Record{Visits: 2, Changes: 1, Observed: 2, Changed: 1, Last: time.Unix(5, 0)}); r1.Visits != want.Visits || r1.Changed != want.Changed || !r1.Last.Equal(want.Last) || r1.Dated != 0 || r1.Exposure != 0 {
+		t.Errorf("version 1 record decoded to %+v, want %+v", r1, want)
 	}
 	for name, b := range tests {
 		r := Record{Visits: 42}
@@ -250,6 +267,9 @@ func TestRecordCorrupt(t *testing.T) {
 func FuzzRecord(f *testing.F) {
 	b, _ := Record{Visits: 2, Changes: 1, Observed: time.Hour, Changed: time.Minute, Last: time.Unix(5, 0), Interval: time.Second}.MarshalBinary()
 	f.Add(b)
+	b, _ = Record{Visits: 3, Changes: 2, Observed: time.Hour, Changed: 40 * time.Minute, Dated: 1, DatedSpan: 20 * time.Minute, Exposure: time.Minute, Age: time.Hour, Last: time.Unix(5, 0)}.MarshalBinary()
+	f.Add(b)
+	f.Add(append([]byte{1}, b[1:RecordSizeV1]...))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var r Record
@@ -263,7 +283,13 @@ func FuzzRecord(f *testing.F) {
 		if err != nil {
 			t.Fatalf("decoded %+v does not encode: %v", r, err)
 		}
-		if !bytes.Equal(out, b) {
+		if b[0] == 1 {
+			// Version 1 is re-encoded as the current version, same fields.
+			var again Record
+			if err := again.UnmarshalBinary(out); err != nil || !again.Last.Equal(r.Last) || again.Visits != r.Visits || again.Observed != r.Observed || again.Changed != r.Changed || again.Interval != r.Interval {
+				t.Fatalf("version 1 record %+v re-encoded to %+v (%v)", r, again, err)
+			}
+		} else if !bytes.Equal(out, b) {
 			t.Fatalf("re-encoded %x, decoded from %x", out, b)
 		}
 		if rate := r.Rate(); math.IsNaN(rate) || math.IsInf(rate, 0) || rate < 0 {

@@ -79,11 +79,13 @@ func (p *population) add(r Record, d int64, adaptive bool, maxIv time.Duration) 
 	}
 	var c *int64
 	switch rate := r.Rate(); {
+	case adaptive && r.Still(maxIv):
+		c = &p.zero
 	case !r.Known():
 		c = &p.unknown
 	case adaptive && saturated(r):
 		c = &p.saturated[min(int(r.Visits), satClasses-1)]
-	case rate <= 0 || adaptive && quiet(r, maxIv):
+	case rate <= 0:
 		c = &p.zero
 	default:
 		c = &p.buckets[bucketOf(rate)]
@@ -136,6 +138,9 @@ func (s *Scheduler) Interval(r Record) time.Duration {
 	s.solveIfStale()
 	mult, uni := s.mult, s.uniform
 	s.mu.Unlock()
+	if s.opt.Policy == Adaptive && s.opt.Budget > 0 && r.Still(s.opt.Max) {
+		return s.opt.Max
+	}
 	if !r.Known() {
 		return s.clampInterval(uni)
 	}
@@ -149,17 +154,7 @@ func (s *Scheduler) Interval(r Record) time.Duration {
 		}
 		return wait
 	}
-	if s.opt.Policy == Adaptive && s.opt.Budget > 0 && quiet(r, s.opt.Max) {
-		return s.opt.Max
-	}
 	return s.clampInterval(s.frequency(r.Rate(), mult, uni))
-}
-
-// quiet reports whether a record's visits have found no change in a
-// time of at least maxIv: the page is then visited at Max, as one of rate
-// 0, until a visit finds a change (doc.go, "Pages that do not change").
-func quiet(r Record, maxIv time.Duration) bool {
-	return r.Known() && r.Changes == 0 && r.Observed >= maxIv
 }
 
 // satClasses is the number of classes of saturated records by visits.
@@ -197,8 +192,9 @@ func (s *Scheduler) PlannedRate() float64 {
 }
 
 // saturated reports whether every visit of a record with evidence found a
-// change: its rate estimate is then only a lower bound.
-func saturated(r Record) bool { return r.Known() && r.Changes == r.Visits }
+// change that Last-Modified did not date: its rate estimate is then only a
+// lower bound.
+func saturated(r Record) bool { return r.Known() && r.Changes == r.Visits && r.Dated == 0 }
 
 // clampInterval turns a frequency into an interval within [Min, Max].
 func (s *Scheduler) clampInterval(f float64) time.Duration {
