@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -270,4 +271,57 @@ func TestOptions(t *testing.T) {
 	if got := c.Now(); !got.Equal(t0.Add(time.Second)) {
 		t.Errorf("clock reads %v, want %v", got, t0.Add(time.Second))
 	}
+}
+
+// TestHistory: version 0 is dated before Start, as Options.History says
+// (a never-changing page uniformly within it, a changing page by an
+// exponential gap of its rate), the Date header follows the web's clock,
+// and History changes no change time.
+func TestHistory(t *testing.T) {
+	const pages = 2000
+	w, clock := startSim(t, Options{Seed: 9, Pages: pages, Hosts: 4})
+	flat, _ := startSim(t, Options{Seed: 9, Pages: pages, Hosts: 4, History: -1})
+	c := &http.Client{}
+	var never, fast []float64 // ages of version 0 in History, and in mean change intervals
+	for p := range pages {
+		lm := w.lastChange(p, t0)
+		if lm.After(t0) || t0.Sub(lm) > DefaultHistory {
+			t.Fatalf("page %d: version 0 dated %v, want within a year before %v", p, lm, t0)
+		}
+		if got := flat.lastChange(p, t0); !got.Equal(t0) {
+			t.Fatalf("page %d with History -1: version 0 dated %v, want Start", p, got)
+		}
+		if a, b := w.Changes(p, t0, t0.Add(48*time.Hour)), flat.Changes(p, t0, t0.Add(48*time.Hour)); !slices.Equal(a, b) {
+			t.Fatalf("page %d: History changed the change times", p)
+		}
+		if r := w.Rate(p); r == 0 {
+			never = append(never, t0.Sub(lm).Seconds()/DefaultHistory.Seconds())
+		} else if t0.Sub(lm) < DefaultHistory {
+			fast = append(fast, t0.Sub(lm).Seconds()*r)
+		}
+	}
+	// Uniform on [0, 1): mean 1/2; Exp(1): mean 1 (a gap capped by
+	// History drops out, slightly lowering it).
+	if m := mean(never); math.Abs(m-0.5) > 0.05 {
+		t.Errorf("never-changing pages: version 0 age / History averages %.3f over %d pages, want 0.5", m, len(never))
+	}
+	if m := mean(fast); math.Abs(m-1) > 0.1 {
+		t.Errorf("changing pages: version 0 age × rate averages %.3f over %d pages, want 1", m, len(fast))
+	}
+	clock.Set(t0.Add(90 * time.Minute))
+	resp, _ := get(t, c, w.URL(3))
+	if got, want := resp.Header.Get("Date"), t0.Add(90*time.Minute).Format(http.TimeFormat); got != want {
+		t.Errorf("Date %s, want the web's clock %s", got, want)
+	}
+	if got, want := resp.Header.Get("Last-Modified"), w.lastChange(3, clock.Now()).UTC().Format(http.TimeFormat); got != want {
+		t.Errorf("Last-Modified %s, want %s", got, want)
+	}
+}
+
+func mean(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
 }

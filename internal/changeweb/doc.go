@@ -33,7 +33,8 @@
 // pages 2k+1 and 2k+2 of its host, and the root of each host links to the
 // root of the next, so that every page is reachable from any root. A page
 // carries its version in its body, an ETag ("<page>.<version>") and a
-// Last-Modified (the time of its latest change, or Start); a conditional
+// Last-Modified (the time of its latest change, or of version 0, up to
+// Options.History before Start) and a Date by the web's clock; a conditional
 // request whose If-None-Match names the current ETag, or, without
 // If-None-Match, whose If-Modified-Since is not before Last-Modified (to
 // the second, as HTTP dates go), gets 304. Every other path, robots.txt

@@ -98,10 +98,21 @@ type Options struct {
 	Fastest, Slowest time.Duration
 	// Clock is the source of time. Default RealClock().
 	Clock Clock
-	// Start is the time of version 0 of every page. Default the Clock's
-	// time at New.
+	// Start is when the web's record of versions begins: version 0 of
+	// every page is the one served at Start. Default the Clock's time at
+	// New.
 	Start time.Time
+	// History is how long the pages existed before Start, which their
+	// version 0's Last-Modified tells: a page that never changes was
+	// written at a time drawn uniformly within it; a changing page last
+	// changed an exponential gap of its rate before Start (its process
+	// ran before Start too), at most History. Default DefaultHistory;
+	// negative: version 0 dated Start, as if every page were written then.
+	History time.Duration
 }
+
+// DefaultHistory is Options.History's default: a year.
+const DefaultHistory = 365 * 24 * time.Hour
 
 // EnsureDefaults sets the zero fields of o to their documented defaults.
 func (o *Options) EnsureDefaults() {
@@ -125,6 +136,9 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.Start.IsZero() {
 		o.Start = o.Clock.Now()
+	}
+	if o.History == 0 {
+		o.History = DefaultHistory
 	}
 }
 
@@ -150,7 +164,8 @@ func (o Options) Validate() error {
 type page struct {
 	rate float64 // changes per second; 0: never
 
-	mu      sync.Mutex // protects the fields below
+	mu      sync.Mutex    // protects the fields below
+	born    time.Duration // version 0's age at Start (Options.History)
 	rng     *rand.Rand
 	changes []time.Duration // change times since Start, increasing
 	ok, not uint64          // 200s and 304s served
@@ -201,9 +216,19 @@ func New(o Options) (*Web, error) {
 		p.rng = rand.New(rand.NewPCG(o.Seed, uint64(i)+1))
 		if rng.Float64() < o.Never {
 			rng.Float64() // keep the draws aligned whatever the share
-			continue
+		} else {
+			p.rate = 1 / math.Exp(lo+rng.Float64()*(hi-lo))
 		}
-		p.rate = 1 / math.Exp(lo+rng.Float64()*(hi-lo))
+		if o.History > 0 {
+			// A generator of its own, so that the change times do not
+			// depend on History.
+			born := rand.New(rand.NewPCG(o.Seed^0x9e3779b97f4a7c15, uint64(i)+1))
+			age := born.Float64() * o.History.Seconds()
+			if p.rate > 0 {
+				age = min(born.ExpFloat64()/p.rate, o.History.Seconds())
+			}
+			p.born = time.Duration(age * float64(time.Second))
+		}
 	}
 	return w, nil
 }
@@ -272,7 +297,7 @@ func (w *Web) Version(p int, t time.Time) int {
 }
 
 // lastChange returns the time of the latest change of p at or before t,
-// or Start.
+// or of its version 0 (Options.History).
 func (w *Web) lastChange(p int, t time.Time) time.Time {
 	pg := &w.pages[p]
 	d := t.Sub(w.opt.Start)
@@ -281,7 +306,7 @@ func (w *Web) lastChange(p int, t time.Time) time.Time {
 	pg.through(d)
 	i := sort.Search(len(pg.changes), func(i int) bool { return pg.changes[i] > d })
 	if i == 0 {
-		return w.opt.Start
+		return w.opt.Start.Add(-pg.born)
 	}
 	return w.opt.Start.Add(pg.changes[i-1])
 }
@@ -505,6 +530,7 @@ func (w *Web) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	h := rw.Header()
 	h.Set("ETag", etag)
 	h.Set("Last-Modified", lm.UTC().Format(http.TimeFormat))
+	h.Set("Date", now.UTC().Format(http.TimeFormat)) // the web's clock, simulated or not
 	h.Set("Cache-Control", "no-cache")
 	pg := &w.pages[p]
 	if notModified(r, etag, lm) {
