@@ -29,14 +29,19 @@ type FreshnessVariant struct {
 	// web's rates) instead of rates estimated from the visits: the
 	// reference an estimating schedule approaches.
 	Known bool
+	// Undated estimates the rates without the pages' Last-Modified (as
+	// for a server that sends none): from whether each visit found a
+	// change only.
+	Undated bool
 }
 
 // DefaultFreshnessVariants are uniform (the baseline), proportional and
-// adaptive with estimated rates, and adaptive with the true rates.
+// adaptive with estimated rates, adaptive estimating without Last-Modified,
+// and adaptive with the true rates.
 func DefaultFreshnessVariants() []FreshnessVariant {
 	return []FreshnessVariant{
 		{Policy: revisit.Uniform}, {Policy: revisit.Proportional}, {Policy: revisit.Adaptive},
-		{Policy: revisit.Adaptive, Known: true},
+		{Policy: revisit.Adaptive, Undated: true}, {Policy: revisit.Adaptive, Known: true},
 	}
 }
 
@@ -75,6 +80,9 @@ func (cfg *FreshnessConfig) ensureDefaults() {
 	for i := range cfg.Variants {
 		if cfg.Variants[i].Name == "" {
 			cfg.Variants[i].Name = cfg.Variants[i].Policy.String()
+			if cfg.Variants[i].Undated {
+				cfg.Variants[i].Name += "-undated"
+			}
 			if cfg.Variants[i].Known {
 				cfg.Variants[i].Name += "-known"
 			}
@@ -403,6 +411,12 @@ func simulateFreshness(ctx context.Context, cfg FreshnessConfig, v FreshnessVari
 		web.ServeHTTP(rec, req)
 		run.Fetches++
 		changed := false
+		var modified time.Time
+		if !v.Undated {
+			lm, _ := http.ParseTime(rec.Header().Get("Last-Modified"))
+			date, _ := http.ParseTime(rec.Header().Get("Date"))
+			modified = revisit.ModifiedAt(t, date, lm)
+		}
 		switch rec.Code {
 		case http.StatusOK:
 			changed = etags[p] != ""
@@ -418,7 +432,7 @@ func simulateFreshness(ctx context.Context, cfg FreshnessConfig, v FreshnessVari
 		}
 		captures[p] = append(captures[p], t)
 		old := recs[p]
-		recs[p].Observe(t, changed)
+		recs[p].ObserveModified(t, changed, modified)
 		sched.Update(old, recs[p])
 		iv := plan[p]
 		if !v.Known {

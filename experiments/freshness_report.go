@@ -125,16 +125,17 @@ func (res *FreshnessResult) report(cfg FreshnessConfig, took time.Duration, load
 		m.CPUModel, m.Cores, m.GoVersion, m.Commit, took.Round(time.Second), loadStart, loadEnd)
 	fmt.Fprintf(&b, "## The web\n\n")
 	fmt.Fprintf(&b, "internal/changeweb, seeds %d to %d (one per run; every variant of a run sees the same changes): %d pages on %d hosts; %.0f%% never change, "+
-		"the others change as Poisson processes with mean intervals log-uniform in [%v, %v]. Freshness and age are computed from the web's own record of its changes "+
+		"the others change as Poisson processes with mean intervals log-uniform in [%v, %v]. Every page sends an ETag, a Last-Modified and a Date by the simulated clock; "+
+		"version 0 is dated before the run began (a never-changing page up to %v before, uniformly; a changing page by its process, an exponential gap of its rate). Freshness and age are computed from the web's own record of its changes "+
 		"(a page is fresh while no change has followed its latest capture; its age is the time since the first such change).\n\n",
-		o.Seed, o.Seed+uint64(cfg.Runs)-1, o.Pages, o.Hosts, 100*max(o.Never, 0), o.Fastest, o.Slowest)
+		o.Seed, o.Seed+uint64(cfg.Runs)-1, o.Pages, o.Hosts, 100*max(o.Never, 0), o.Fastest, o.Slowest, o.History)
 	fmt.Fprintf(&b, "## The simulation\n\n")
 	fmt.Fprintf(&b, "%v of simulated time per run. A fetch slot every 1/%.4g s (the budget: %.3g of the pages a minute); each slot fetches the page most overdue, if any is due, "+
 		"through the web's HTTP handler in process (no sockets; If-None-Match with the ETag of the last capture: 200 is a change, 304 none), "+
-		"then revisit.Record.Observe, Scheduler.Update and Scheduler.Interval set its next visit, within [%v, %v]. "+
+		"then revisit.Record.ObserveModified (with the Last-Modified on the simulated clock, revisit.ModifiedAt), Scheduler.Update and Scheduler.Interval set its next visit, within [%v, %v]. "+
 		"The first pass over all pages takes %v; time-averaged figures are over the rest of the run, and over its second half. No per-host politeness (the crawler's business).\n\n",
 		cfg.Duration, res.Budget, cfg.BudgetShare, cfg.Min, cfg.Max, res.From.Round(time.Second))
-	fmt.Fprintf(&b, "Variants: uniform, proportional and adaptive are revisit's policies with rates estimated from the visits; *-known schedules with revisit.Plan over the true rates. "+
+	fmt.Fprintf(&b, "Variants: uniform, proportional and adaptive are revisit's policies with rates estimated from the visits and the pages' Last-Modified; *-undated estimate from the visits alone (a server without Last-Modified); *-known schedule with revisit.Plan over the true rates. "+
 		"\"expected\" is the steady-state freshness revisit.Freshness predicts for revisit.Plan over the true rates under the variant's policy.\n\n")
 	b.WriteString("| variant | freshness, mean [95% CI] | median | second half, median | expected (known rates) | age, median | fetches | 304s | never-changing: fetches / allowed by Max (worst page) | never-changing at Max at the end | mean wait for a slot |\n")
 	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")

@@ -28,7 +28,7 @@ func runExperimentFreshness(ctx context.Context, e env, args []string) error {
 	minIv := fs.Duration("revisit-min", 0, "shortest revisit interval (default 1m)")
 	maxIv := fs.Duration("revisit-max", 0, "longest revisit interval (default 24h)")
 	samples := fs.Int("samples", 0, "freshness samples over each run, for the curves (default 144)")
-	variants := fs.String("policies", "uniform,proportional,adaptive,adaptive-known", "comma-separated schedules compared, the first the baseline: uniform, proportional or adaptive (rates estimated from the visits), with -known for the true rates")
+	variants := fs.String("policies", "uniform,proportional,adaptive,adaptive-undated,adaptive-known", "comma-separated schedules compared, the first the baseline: uniform, proportional or adaptive (rates estimated from the visits and Last-Modified), with -undated for rates from the visits alone, -known for the true rates")
 	out := fs.String("out", "freshness-out", "output directory for freshness_runs.csv, freshness_curves.csv, plots and report.md")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -56,11 +56,12 @@ func parseFreshnessVariants(s string) ([]experiments.FreshnessVariant, error) {
 	for _, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)
 		name, known := strings.CutSuffix(f, "-known")
+		name, undated := strings.CutSuffix(name, "-undated")
 		p, err := revisit.ParsePolicy(name)
 		if err != nil {
 			return nil, err
 		}
-		vs = append(vs, experiments.FreshnessVariant{Name: f, Policy: p, Known: known})
+		vs = append(vs, experiments.FreshnessVariant{Name: f, Policy: p, Known: known, Undated: undated})
 	}
 	return vs, nil
 }
