@@ -359,3 +359,42 @@ func TestContinuousAging(t *testing.T) {
 		}
 	}
 }
+
+// TestContinuousLastModified: pages whose Last-Modified says they have not
+// changed for far longer than StillDated × Max are revisited at Max from
+// their first fetch (revisit.Record.Still), where without dates the
+// schedule first has to watch them stay unchanged for Max.
+func TestContinuousLastModified(t *testing.T) {
+	const pages = 24
+	const maxInterval = 2 * time.Second
+	const run = 5 * time.Second
+	fetches := func(history time.Duration) (map[string][]time.Time, Stats) {
+		w := startChangeWeb(t, changeweb.Options{Seed: 3, Pages: pages, Hosts: 3, Never: 1, History: history})
+		dir := t.TempDir()
+		o := continuousOptions(w, dir, ContinuousOptions{Budget: 50, Revisit: revisit.Options{Min: 100 * time.Millisecond, Max: maxInterval}})
+		c := runFor(t, o, run)
+		return fetchesByURL(readLog(t, filepath.Join(dir, "crawl.log.jsonl"))), c.Stats()
+	}
+	dated, s := fetches(0) // versions up to a year old
+	if len(dated) != pages || s.Continuous.Changed != 0 {
+		t.Fatalf("dated: %d URLs fetched, %d changes; want all %d, none changed", len(dated), s.Continuous.Changed, pages)
+	}
+	total := 0
+	for u, ts := range dated {
+		total += len(ts)
+		for i := 1; i < len(ts); i++ {
+			if d := ts[i].Sub(ts[i-1]); d < maxInterval-50*time.Millisecond {
+				t.Errorf("%s, dated months back, revisited after %v, want Max %v", u, d, maxInterval)
+			}
+		}
+	}
+	undated, _ := fetches(-1) // every version dated when the server started
+	utotal := 0
+	for _, ts := range undated {
+		utotal += len(ts)
+	}
+	t.Logf("fetches of %d never-changing pages in %v: %d dated months back, %d dated at the start", pages, run, total, utotal)
+	if utotal <= total {
+		t.Errorf("pages dated at the start fetched %d times, dated months back %d: want more without the old dates", utotal, total)
+	}
+}
