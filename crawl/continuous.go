@@ -274,8 +274,12 @@ func (c *Crawler) scheduleRevisit(ent frontier.Entry, res *fetch.Result, prev *C
 		out.Schedule = nil
 		return nil
 	}
-	v.rec.Interval = k.sched.Interval(v.rec)
+	// Update before Interval, as revisit's contract says: the solve that
+	// Interval may run then counts this record as it now is. The summary
+	// does not read Interval, so the record it holds stays right after the
+	// interval is set.
 	k.sched.Update(old, v.rec)
+	v.rec.Interval = k.sched.Interval(v.rec)
 	rec, err := v.marshal()
 	if err != nil {
 		return fmt.Errorf("crawl: schedule of %s: %w", ent.URL, err)
