@@ -222,7 +222,14 @@ func newLogger(w io.Writer, format string) (*slog.Logger, error) {
 
 // durationFlag is a time.Duration flag that also takes a bare integer
 // (-1 for off, as every limit), since "-1" is not a Go duration.
-type durationFlag struct{ p *time.Duration }
+// durationFlag is a time.Duration flag that takes a bare 0 or negative
+// integer; with zeroMeans set, an explicit zero is stored as zeroMeans
+// (for an option whose zero value in the library is its default, where a
+// user who writes 0 means none).
+type durationFlag struct {
+	p         *time.Duration
+	zeroMeans time.Duration
+}
 
 func (d durationFlag) String() string {
 	if d.p == nil {
@@ -237,6 +244,9 @@ func (d durationFlag) Set(s string) error {
 			return fmt.Errorf("a duration needs a unit: %ss?", s)
 		}
 		*d.p = time.Duration(n)
+		if n == 0 && d.zeroMeans != 0 {
+			*d.p = d.zeroMeans
+		}
 		return nil
 	}
 	v, err := time.ParseDuration(s)
@@ -244,13 +254,16 @@ func (d durationFlag) Set(s string) error {
 		return err
 	}
 	*d.p = v
+	if v == 0 && d.zeroMeans != 0 {
+		*d.p = d.zeroMeans
+	}
 	return nil
 }
 
 // durationVar defines a durationFlag with a default.
 func durationVar(fs *flag.FlagSet, p *time.Duration, name string, def time.Duration, usage string) {
 	*p = def
-	fs.Var(durationFlag{p}, name, usage)
+	fs.Var(durationFlag{p: p}, name, usage)
 }
 
 // negatedVar defines a boolean flag that sets *p to its negation, for an

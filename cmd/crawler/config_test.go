@@ -65,6 +65,39 @@ deny = ['\.pdf$', '/private/']
 	}
 }
 
+// TestDelayZero: --delay 0 (or 0s, or delay = "0s" in a config file)
+// means no delay, as a user who writes it expects, not the library's
+// default that a zero Politeness.Delay stands for.
+func TestDelayZero(t *testing.T) {
+	for _, v := range []string{"0", "0s", "-1", "0ms"} {
+		c, _, err := parseTestArgs(t, "--out", t.TempDir(), "--delay", v, "https://a.example/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.opts.Politeness.Delay; got >= 0 {
+			t.Errorf("--delay %s: Politeness.Delay %v, want negative (none)", v, got)
+		}
+	}
+	cfg := filepath.Join(t.TempDir(), "crawl.toml")
+	if err := os.WriteFile(cfg, []byte("urls = [\"https://a.example/\"]\nout = \"o\"\ndelay = \"0s\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := parseTestArgs(t, "--config", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.opts.Politeness.Delay; got >= 0 {
+		t.Errorf("delay = \"0s\" in a config file: Politeness.Delay %v, want negative (none)", got)
+	}
+	c, _, err = parseTestArgs(t, "--out", t.TempDir(), "https://a.example/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.opts.Politeness.Delay; got != time.Second {
+		t.Errorf("no --delay: Politeness.Delay %v, want the 1s default", got)
+	}
+}
+
 func TestConfigFileErrors(t *testing.T) {
 	for _, tc := range []struct{ text, want string }{
 		{"concurency = 4", `unknown key "concurency" (did you mean "concurrency"?)`},

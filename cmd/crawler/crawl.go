@@ -60,7 +60,9 @@ func crawlFlags(fs *flag.FlagSet, c *crawlCommand) {
 	fs.StringVar(&o.Dir, "out", "", "output directory: crawl.log.jsonl, warc/, state/ (required)")
 	fs.StringVar(&o.StateDir, "state", "", "crawl state directory; rerun with the same one to resume (default OUT/state)")
 	fs.IntVar(&o.Concurrency, "concurrency", crawl.DefaultConcurrency, "fetches in flight at once (one per host at a time)")
-	durationVar(fs, &o.Politeness.Delay, "delay", frontier.DefaultDelay, "least time between two requests to one host; robots.txt Crawl-delay raises it up to --max-crawl-delay (-1: none)")
+	o.Politeness.Delay = frontier.DefaultDelay
+	// frontier.Politeness.Delay 0 is the default; a user who writes 0 means none.
+	fs.Var(durationFlag{p: &o.Politeness.Delay, zeroMeans: -1}, "delay", "least time between two requests to one host; robots.txt Crawl-delay raises it up to --max-crawl-delay (0 or -1: none)")
 	durationVar(fs, &o.Politeness.MaxCrawlDelay, "max-crawl-delay", frontier.DefaultMaxCrawlDelay, "cap on a robots.txt Crawl-delay (-1: ignore Crawl-delay)")
 	fs.Float64Var(&o.Politeness.DelayFactor, "delay-factor", frontier.DefaultDelayFactor, "adaptive politeness: a host waits at least this many times its last response time, up to --max-delay; off with --delay -1; shared by the workers in Redis mode (-1: off)")
 	durationVar(fs, &o.Politeness.MaxDelay, "max-delay", frontier.DefaultMaxDelay, "cap on the adaptive delay: --delay-factor's, and the doubling of a host's delay after each 429 or 503 (-1: adaptive politeness off)")
