@@ -6,11 +6,13 @@
 //
 // # Basics
 //
-// A crawl keeps a Record per scheduled URL (MarshalBinary: 45 bytes,
+// A crawl keeps a Record per scheduled URL (MarshalBinary: 73 bytes,
 // versioned and checksummed) and one Scheduler. After each fetch it calls
-// Record.Observe(at, changed), passes the old and new record to
-// Scheduler.Update, and sets Record.Interval from Scheduler.Interval; the
-// page is due again at Record.Due.
+// Record.ObserveModified(at, changed, modified) (modified: the response's
+// Last-Modified on the crawler's clock, ModifiedAt; Observe when there is
+// none), passes the old and new record to Scheduler.Update, and sets
+// Record.Interval from Scheduler.Interval; the page is due again at
+// Record.Due.
 //
 // # Estimating the change rate
 //
@@ -57,6 +59,32 @@
 // page seen to change is pulled towards that by one visit in n+1. A record
 // without any revisit (Known false) has no rate: it is scheduled at the
 // uniform share of the budget.
+//
+// # Dated changes
+//
+// A server that sends Last-Modified says more than whether the page
+// changed: when. Cho and Garcia-Molina (TOIT 2003, section 5) estimate
+// from it: a visit that found a change last made at time t before the
+// visit contributes a change and t of exposure (the page stood unchanged
+// for t: likelihood λe^{-λt}), an unchanged visit its interval I
+// (e^{-λI}), so the MLE is X/E, the changes over the exposure, exact
+// whatever the intervals and unbounded where the visits saturate. A Record
+// keeps the dated changes (Dated, DatedSpan their intervals, Exposure the
+// sum of their t) beside the undated ones, and the age of the version the
+// first fetch found (Age, unchanged time before the first fetch; the
+// change that began it is not counted, as it may have been the page's
+// creation). Rate maximizes the joint likelihood λ^Xd·e^{-λE}·(1 -
+// e^{-λ tc})^Xn (Xn undated changes of mean interval tc), shrunk by half
+// a dated change over the mean visit's exposure: X/E in closed form
+// without undated changes, else Newton's method on the score. A
+// Last-Modified counts only when it makes sense: after the previous
+// fetch, and a second or more before this one (a server that dates every
+// response now, as many generated pages do, dates nothing); ModifiedAt
+// takes the page's age by the server's own clock (Date minus
+// Last-Modified), so a server clock that is off does not matter.
+// TestRateDated: from λI = 0.6 to 60 the mean relative error is within
+// 0.04 and the mean absolute error 0.09-0.11, where the undated estimator
+// is off by 0.33 at λI = 6 and 0.93 at 60 (a lower bound only).
 //
 // # Saturated visits
 //
@@ -108,7 +136,9 @@
 // fastest 30% of the pages of the freshness experiment at about the
 // uniform interval, where the optimum visits them at Max). So under
 // Adaptive with a budget a saturated record (Known, every visit changed)
-// is tested instead of scheduled by its estimate: it is probed at μ, the
+// (Known, every visit changed, none dated: Last-Modified makes a fast
+// page's rate known) is tested instead of scheduled by its estimate: it
+// is probed at μ, the
 // mean change interval of a page at the cutoff (within the bounds); a
 // probe that finds no change ends the test (the record has an unchanged
 // visit and is estimated as usual), one that finds a change is followed
@@ -125,14 +155,20 @@
 //
 // The prior makes a page never seen to change look slow, not still: its
 // estimate falls like 1/T and its Adaptive interval grows only like √T.
-// So under Adaptive with a budget a record whose visits have found no
-// change in a time of at least Max is visited at Max, and counted with
-// the pages of rate 0, until a visit finds a change. A page of rate λ
-// passes that test by chance with probability e^{-λ·Max}: 2% for a page
-// changing every 6 hours at the default Max of a day, which the optimum
-// would visit rarely anyway. In the freshness experiment it cut the
-// fetches of never-changing pages from 13 to 9 times what Max allows over
-// 48 hours (the first day is spent learning), at the same freshness.
+// So under Adaptive with a budget a record that shows the page still
+// (Record.Still) is visited at Max, and counted with the pages of rate 0,
+// until a visit finds a change. Without a Last-Modified: its visits have
+// found no change in a time of at least Max. A page of rate λ passes that
+// test by chance with probability e^{-λ·Max}: 2% for a page changing
+// every 6 hours at the default Max of a day, which the optimum would
+// visit rarely anyway. With one: no visit found a change and the visits
+// and the first version's age cover StillDated (7) times Max, so a page
+// last modified months ago is visited at Max from its first fetch, and a
+// slow page (a day between changes) is not taken for a still one because
+// its first visits saw no change. Measured (crawler experiment
+// freshness, 48 h, 5 runs): without dates the never-changing pages are
+// fetched 9 times what Max allows (the first day spent learning), with
+// dates 1.14 times.
 //
 // # Without a budget
 //
