@@ -296,3 +296,52 @@ func TestRateMixedMaximizesLikelihood(t *testing.T) {
 		}
 	}
 }
+
+// FuzzObserveModified: any sequence of fetches, answers and Last-Modified
+// times (clocks going backwards, dates in the future or far past) leaves
+// a record that encodes, decodes to itself and has a finite, non-negative
+// rate, with its dated parts within its totals.
+func FuzzObserveModified(f *testing.F) {
+	f.Add([]byte{10, 1, 3, 200, 0, 0, 5, 1, 250})
+	f.Add([]byte{0, 0, 0, 255, 1, 255})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		at := time.Unix(1_700_000_000, 0)
+		var r Record
+		for len(b) >= 3 {
+			// Steps of up to 255 minutes, back by a minute when odd; a
+			// modification time from 127 minutes before to 128 after.
+			step := time.Duration(b[0]) * time.Minute
+			if b[0]%2 == 1 {
+				step = -time.Minute
+			}
+			at = at.Add(step)
+			modified := time.Time{}
+			if b[2] != 0 {
+				modified = at.Add(time.Duration(int(b[2])-127) * time.Minute)
+			}
+			r.ObserveModified(at, b[1]%2 == 1, modified)
+			b = b[3:]
+		}
+		if r.Dated > r.Changes || r.DatedSpan > r.Changed || r.Changed > r.Observed || r.Exposure < 0 || r.Age < 0 {
+			t.Fatalf("inconsistent record %+v", r)
+		}
+		if rate := r.Rate(); math.IsNaN(rate) || math.IsInf(rate, 0) || rate < 0 {
+			t.Fatalf("%+v: rate %g", r, rate)
+		}
+		enc, err := r.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Record
+		if err := back.UnmarshalBinary(enc); err != nil {
+			t.Fatalf("%+v does not decode: %v", r, err)
+		}
+		if !back.Last.Equal(r.Last) {
+			t.Fatalf("Last %v, want %v", back.Last, r.Last)
+		}
+		back.Last = r.Last
+		if back != r {
+			t.Fatalf("decoded %+v, want %+v", back, r)
+		}
+	})
+}
