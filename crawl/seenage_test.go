@@ -722,3 +722,51 @@ func FuzzAgingSeen(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkSeenTestAndAdd compares the seen-set's TestAndAdd of new URLs
+// (the costly case: the previous generation's filter is tested too) with
+// one filter and with two (aging, after a rotation), each filter holding
+// 100,000 URLs. Run alternated: -bench SeenTestAndAdd -count 10.
+func BenchmarkSeenTestAndAdd(b *testing.B) {
+	norm := testNormalizer(b)
+	keys := make([][]string, 1<<16)
+	for i := range keys {
+		keys[i] = norm.Segments(fmt.Sprintf("http://h%d.a.test/p/%d", i%97, i))
+	}
+	for _, aging := range []bool{false, true} {
+		b.Run(map[bool]string{false: "one", true: "aging"}[aging], func(b *testing.B) {
+			ls, err := newLocalSeen(Options{ExpectedURLs: 1 << 20, FalsePositiveRate: 0.001})
+			if err != nil {
+				b.Fatal(err)
+			}
+			fill := func() {
+				for i := range 100_000 {
+					ls.add(norm.Segments(fmt.Sprintf("http://f.test/%d/%d", ls.state.Load().gen, i)))
+				}
+			}
+			fill()
+			if aging {
+				for g := range uint32(2) {
+					swap, err := ls.PrepareRotation(g)
+					if err != nil {
+						b.Fatal(err)
+					}
+					swap()
+				}
+				fill()
+			}
+			ctx := context.Background()
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				if i%len(keys) == 0 && i > 0 {
+					b.StopTimer()
+					for j := range keys {
+						keys[j][len(keys[j])-1] += "x" // new keys again
+					}
+					b.StartTimer()
+				}
+				ls.TestAndAdd(ctx, keys[i%len(keys)])
+			}
+		})
+	}
+}

@@ -24,10 +24,17 @@ import (
 // URLs that left the schedule (gone) age out, and the set's size is the
 // URLs seen in the last two windows, not every URL ever seen.
 //
-// The filter in front of the set does not age: its "new" answers stay
-// final, and a forgotten URL's "maybe seen" answer is decided here. The
-// filter grows by its bits per URL for every distinct URL ever seen
-// (notes: "aging seen-set").
+// The filter in front of the set ages with it when it implements Rotator
+// (crawl's default seen-set does: a current and a previous generation's
+// filter, A2 again): its "new" answers stay final, so it must hold every
+// URL whose fingerprint is live. Every event that tags a fingerprint
+// inserts its URL (a check does through TestAndAdd; a fetch, in touch),
+// a rotation changes both generations with every stripe held, and a tag
+// is the generation of its check (op.addFingerprint), so an insert and
+// its tag never straddle a rotation. Its memory is then the URLs of the
+// last two windows. A Seen without Rotator does not age, and grows by its
+// bits per URL for every distinct URL ever seen; a forgotten URL's "maybe
+// seen" answer is then decided here.
 //
 // Store: the tag is the value of the URL's f/ key (4 bytes big-endian;
 // an empty value, written by a crawl that did not age, is read as the
@@ -234,7 +241,8 @@ func (f *Frontier) rotate() error {
 				if x.stripe(binary.BigEndian.Uint64(k[len(prefixFingerprint):])).spilled.Load() {
 					// Not in memory: forgotten here. (One in memory was
 					// counted when the table dropped it; its store tag may
-					// be a generation newer, written at its batch's commit.)
+					// differ by a generation, when two batches that tagged
+					// it committed out of order.)
 					x.aged.Add(1)
 				}
 			}

@@ -208,8 +208,9 @@ type Stats struct {
 	Scheduled int64
 	// Aged counts the fingerprints the rotations of an aging set removed
 	// (Options.AgeWindow; this run). A URL admitted again after its
-	// fingerprint aged out counts in FalsePositives: to the filter, which
-	// does not age, it is one.
+	// fingerprint aged out counts in FalsePositives when the seen-set
+	// still answered "maybe seen" (one that does not age, or a previous
+	// generation's filter that outlived its tag by a generation).
 	Aged uint64
 }
 
