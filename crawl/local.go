@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/layercrawl/layercrawl/fetch"
@@ -185,8 +186,8 @@ func (c *Crawler) loadSnapshot() error {
 	case fileGen < gen:
 		return fmt.Errorf("%w: %s: %s holds checkpoint %d, the store records %d", ErrCorruptState, c.opts.StateDir, SnapshotFile, fileGen, gen)
 	}
-	if ls := c.filter; ls != nil && (ls.grow != nil) == c.opts.FixedFilter {
-		kind := map[bool]string{true: "a fixed-size filter", false: "a filter that grows"}[ls.grow == nil]
+	if ls := c.filter; ls != nil && (ls.state.Load().grow != nil) == c.opts.FixedFilter {
+		kind := map[bool]string{true: "a fixed-size filter", false: "a filter that grows"}[ls.state.Load().grow == nil]
 		c.opts.Logger.Warn("the resumed crawl keeps its duplicate filter: FixedFilter (--filter-growth) applies to new crawls",
 			"state", c.opts.StateDir, "filter", kind)
 	}
@@ -335,9 +336,31 @@ func (a StoreAdapter) Sync() error { return a.S.Sync() }
 // so that its false-positive rate stays within FalsePositiveRate, or with
 // Options.FixedFilter an mlbf.Concurrent sized once for ExpectedURLs. A
 // resumed crawl keeps the kind its snapshot holds (ReadFrom).
+//
+// In a continuous crawl it ages with the frontier's exact set
+// (frontier.Rotator, seenage.go): one filter per generation, the current
+// one taking the inserts and the previous one answering tests only.
 type localSeen struct {
-	fixed *mlbf.Concurrent // exactly one of fixed and grow is set
+	state atomic.Pointer[seenState] // replaced whole: by ReadFrom and by a rotation
+	// expected and rate size a new generation's fixed filter (a growing
+	// one copies its options).
+	expected uint64
+	rate     float64
+}
+
+// seenState is a localSeen's filters; only the current filter's bits
+// change.
+type seenState struct {
+	fixed *mlbf.Concurrent // the current filter: exactly one of fixed and grow is set
 	grow  *mlbf.Scalable
+	// aging: the frontier rotates the set (PrepareRotation); its
+	// snapshots hold every filter and the generation (seenage.go).
+	aging bool
+	gen   uint32        // aging: the current filter's generation
+	older []olderFilter // aging: earlier generations' filters, newest first; tested, never added to
+	// loaded: read from a snapshot and given no generation since, so the
+	// next rotation keeps what it holds answering (frontier.Rotator).
+	loaded bool
 }
 
 // A new filter gets a random salt (mlbf.Options.Salt), saved with it in
@@ -347,27 +370,44 @@ type localSeen struct {
 // crawl, so that in filter-only mode no URL is lost by every crawl.
 func newLocalSeen(o Options) (*localSeen, error) {
 	salt := rand.Uint64() | 1 // never 0, the unsalted filter
+	s := &localSeen{expected: o.ExpectedURLs, rate: o.FalsePositiveRate}
+	st := new(seenState)
+	var err error
 	if o.FixedFilter {
-		f, err := mlbf.NewConcurrent(mlbf.Options{ExpectedURLs: o.ExpectedURLs, FalsePositiveRate: o.FalsePositiveRate, Salt: salt})
-		return &localSeen{fixed: f}, err
+		st.fixed, err = mlbf.NewConcurrent(mlbf.Options{ExpectedURLs: o.ExpectedURLs, FalsePositiveRate: o.FalsePositiveRate, Salt: salt})
+	} else {
+		st.grow, err = mlbf.NewScalable(mlbf.ScalableOptions{ExpectedURLs: o.ExpectedURLs, FalsePositiveRate: o.FalsePositiveRate, Salt: salt})
 	}
-	s, err := mlbf.NewScalable(mlbf.ScalableOptions{ExpectedURLs: o.ExpectedURLs, FalsePositiveRate: o.FalsePositiveRate, Salt: salt})
-	return &localSeen{grow: s}, err
+	s.state.Store(st)
+	return s, err
+}
+
+// cur returns the current filter.
+func (st *seenState) cur() seenFilter {
+	if st.grow != nil {
+		return st.grow
+	}
+	return st.fixed
 }
 
 // salt returns the filter's hash salt.
-func (s *localSeen) salt() uint64 {
-	if s.grow != nil {
-		return s.grow.Salt()
-	}
-	return s.fixed.Salt()
-}
+func (s *localSeen) salt() uint64 { return s.state.Load().cur().Salt() }
 
+// TestAndAdd inserts the URL into the current filter and reports it seen
+// if that or an older generation's filter held it (A2's test: a URL found
+// only in the previous generation moves to the current one).
 func (s *localSeen) TestAndAdd(_ context.Context, seg []string) (bool, error) {
-	if s.grow != nil {
-		return s.grow.TestAndAdd(seg), nil
+	st := s.state.Load()
+	var had bool
+	if st.grow != nil {
+		had = st.grow.TestAndAdd(seg)
+	} else {
+		had = st.fixed.TestAndAdd(seg)
 	}
-	return s.fixed.TestAndAdd(seg), nil
+	for i := 0; !had && i < len(st.older); i++ {
+		had = st.older[i].f.Test(seg)
+	}
+	return had, nil
 }
 
 // Snapshot copies the filter's bits (of a growing filter, its newest
@@ -384,17 +424,36 @@ type snapshotPreparer interface {
 }
 
 func (s *localSeen) prepareSnapshot() func() (io.WriterTo, error) {
-	if s.grow != nil {
-		p := s.grow.PrepareSnapshot()
-		return func() (io.WriterTo, error) { return p.Capture(), nil }
+	prepared := s.state.Load()
+	capture := prepareCapture(prepared)
+	return func() (io.WriterTo, error) {
+		st := s.state.Load()
+		if st != prepared {
+			// A rotation or a load since the preparation.
+			capture = prepareCapture(st)
+		}
+		copy := capture()
+		if !st.aging {
+			return copy, nil // the plain filter format, as before aging
+		}
+		return &agingSnapshot{gen: st.gen, cur: copy, older: st.older}, nil
 	}
-	p := s.fixed.PrepareSnapshot()
-	return func() (io.WriterTo, error) { return p.Capture(), nil }
 }
 
-// ReadFrom replaces the filter with the one in r, of the kind r holds:
+// prepareCapture prepares the snapshot of st's current filter and returns
+// its capture.
+func prepareCapture(st *seenState) func() io.WriterTo {
+	if st.grow != nil {
+		p := st.grow.PrepareSnapshot()
+		return func() io.WriterTo { return p.Capture() }
+	}
+	p := st.fixed.PrepareSnapshot()
+	return func() io.WriterTo { return p.Capture() }
+}
+
+// ReadFrom replaces the filters with those in r, of the kind r holds:
 // mlbf's format tells a fixed filter ("MLBF") from a growing one
-// ("MLBS").
+// ("MLBS"), and the aging format ("LCAG", seenage.go) holds several.
 func (s *localSeen) ReadFrom(r io.Reader) (int64, error) {
 	var magic [4]byte
 	n, err := io.ReadFull(r, magic[:])
@@ -405,48 +464,84 @@ func (s *localSeen) ReadFrom(r io.Reader) (int64, error) {
 		return int64(n), fmt.Errorf("%w: duplicate filter: %w", mlbf.ErrFormat, err)
 	}
 	rest := io.MultiReader(bytes.NewReader(magic[:]), r)
-	if string(magic[:]) == "MLBS" {
-		g := s.grow
-		if g == nil {
-			g = new(mlbf.Scalable)
-		}
-		m, err := g.ReadFrom(rest)
+	var st *seenState
+	var m int64
+	if string(magic[:]) == agingMagic {
+		st, m, err = readAging(rest)
+	} else {
+		var f seenFilter
+		f, m, err = readFilter(rest)
 		if err == nil {
-			s.grow, s.fixed = g, nil
+			st = &seenState{}
+			st.setCur(f)
 		}
+	}
+	if err != nil {
 		return m, err
 	}
-	f := s.fixed
-	if f == nil {
-		f = new(mlbf.Concurrent)
-	}
-	m, err := f.ReadFrom(rest)
-	if err == nil {
-		s.fixed, s.grow = f, nil
-	}
-	return m, err
+	st.loaded = true
+	s.state.Store(st)
+	return m, nil
 }
 
-// stats describes the filter; the caller adds the options.
+// readFilter reads one filter of the kind r holds.
+func readFilter(r io.Reader) (seenFilter, int64, error) {
+	var magic [4]byte
+	n, err := io.ReadFull(r, magic[:])
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, int64(n), fmt.Errorf("%w: duplicate filter: %w", mlbf.ErrFormat, err)
+	}
+	rest := io.MultiReader(bytes.NewReader(magic[:]), r)
+	if string(magic[:]) == "MLBS" {
+		g := new(mlbf.Scalable)
+		m, err := g.ReadFrom(rest)
+		return g, m, err
+	}
+	f := new(mlbf.Concurrent)
+	m, err := f.ReadFrom(rest)
+	return f, m, err
+}
+
+// setCur makes f the current filter.
+func (st *seenState) setCur(f seenFilter) {
+	st.fixed, st.grow = nil, nil
+	switch f := f.(type) {
+	case *mlbf.Scalable:
+		st.grow = f
+	case *mlbf.Concurrent:
+		st.fixed = f
+	}
+}
+
+// stats describes the filter; the caller adds the options. Of an aging
+// set, Bytes counts every generation's filter, the rest the current one.
 func (s *localSeen) stats() FilterStats {
-	if s.grow != nil {
-		st := s.grow.Stats()
-		fs := FilterStats{Bytes: st.TotalBits / 8, EstimatedURLs: st.EstimatedURLs,
-			FalsePositiveRate: st.FalsePositiveRate, ExpectedFalsePositives: st.ExpectedFalsePositives,
-			Generations: len(st.Generations)}
-		for _, c := range st.Capacities {
+	st := s.state.Load()
+	var fs FilterStats
+	if st.grow != nil {
+		gs := st.grow.Stats()
+		fs = FilterStats{Bytes: gs.TotalBits / 8, EstimatedURLs: gs.EstimatedURLs,
+			FalsePositiveRate: gs.FalsePositiveRate, ExpectedFalsePositives: gs.ExpectedFalsePositives,
+			Generations: len(gs.Generations)}
+		for _, c := range gs.Capacities {
 			fs.Capacity += c
 		}
-		if l := st.Generations[len(st.Generations)-1].Layers; len(l) > 0 {
+		if l := gs.Generations[len(gs.Generations)-1].Layers; len(l) > 0 {
 			fs.Fill = l[len(l)-1].FillRatio
 		}
-		return fs
+	} else {
+		cs := st.fixed.Stats()
+		fs = FilterStats{Bytes: st.fixed.TotalBits() / 8, EstimatedURLs: cs.EstimatedURLs, FalsePositiveRate: cs.FalsePositiveRate,
+			ExpectedFalsePositives: cs.ExpectedFalsePositives}
+		if n := len(cs.Layers); n > 0 {
+			fs.Fill = cs.Layers[n-1].FillRatio
+		}
 	}
-	st := s.fixed.Stats()
-	fs := FilterStats{Bytes: s.fixed.TotalBits() / 8, EstimatedURLs: st.EstimatedURLs, FalsePositiveRate: st.FalsePositiveRate,
-		ExpectedFalsePositives: st.ExpectedFalsePositives}
-	if n := len(st.Layers); n > 0 {
-		fs.Fill = st.Layers[n-1].FillRatio
+	for _, o := range st.older {
+		fs.Bytes += o.f.TotalBits() / 8
 	}
 	return fs
 }

@@ -1,6 +1,7 @@
 package frontier
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -23,10 +24,17 @@ import (
 // URLs that left the schedule (gone) age out, and the set's size is the
 // URLs seen in the last two windows, not every URL ever seen.
 //
-// The filter in front of the set does not age: its "new" answers stay
-// final, and a forgotten URL's "maybe seen" answer is decided here. The
-// filter grows by its bits per URL for every distinct URL ever seen
-// (notes: "aging seen-set").
+// The filter in front of the set ages with it when it implements Rotator
+// (crawl's default seen-set does: a current and a previous generation's
+// filter, A2 again): its "new" answers stay final, so it must hold every
+// URL whose fingerprint is live. Every event that tags a fingerprint
+// inserts its URL (a check does through TestAndAdd; a fetch, in touch),
+// a rotation changes both generations with every stripe held, and a tag
+// is the generation of its check (op.addFingerprint), so an insert and
+// its tag never straddle a rotation. Its memory is then the URLs of the
+// last two windows. A Seen without Rotator does not age, and grows by its
+// bits per URL for every distinct URL ever seen; a forgotten URL's "maybe
+// seen" answer is then decided here.
 //
 // Store: the tag is the value of the URL's f/ key (4 bytes big-endian;
 // an empty value, written by a crawl that did not age, is read as the
@@ -117,6 +125,39 @@ func (f *Frontier) openAging(x *exactSet) error {
 // store sweep reads under the commit lock.
 const ageSweepChunk = 8192
 
+// Rotator is implemented by a Seen that ages with the exact check's set
+// (Options.AgeWindow), as crawl's default seen-set does: after Yoon's A2
+// filter, it answers "maybe seen" for the URLs it took in the current
+// generation or the one before, and forgets the older ones, so that its
+// memory follows the URLs of the last two windows rather than every URL
+// ever seen.
+//
+// Its "new" answers are final (the exact check sees only "maybe seen"), so
+// it must never forget a URL whose fingerprint is live: the frontier gives
+// it every URL it tags with a generation, through TestAndAdd (a link, seed,
+// redirect or sitemap URL checked, and a fetch completed with an
+// Outcome.Schedule, whose URL is inserted for that alone), and moves it to
+// the next generation at the same moment as the exact set, with every
+// check held (the stripe locks), so that an insert and the tag it goes
+// with belong to one generation. A Seen without Rotator never forgets, and
+// works as before.
+//
+// On resume the frontier calls the rotation with the generation the store
+// records, which may be ahead of a snapshot the Seen was loaded from (a
+// rotation after the last checkpoint); the Seen must then keep answering
+// for everything it loaded until that generation's fingerprints are
+// dead, two rotations on: URLs inserted since the snapshot by a check
+// that found them (not in the journal) were in what it loaded.
+type Rotator interface {
+	// PrepareRotation returns the function that makes gen the current
+	// generation, doing beforehand what may be slow (allocating the new
+	// filter). The frontier calls the function with every TestAndAdd
+	// held, once per generation, in increasing order, and first at Open
+	// with the store's generation. An error breaks the frontier (or
+	// fails Open).
+	PrepareRotation(gen uint32) (rotate func(), err error)
+}
+
 // rotate starts the next generation and removes the fingerprints it
 // ages out. It returns at once when another call is rotating.
 func (f *Frontier) rotate() error {
@@ -127,24 +168,40 @@ func (f *Frontier) rotate() error {
 		return nil
 	}
 	defer func() { <-a.rotating }()
-	f.commitMu.Lock()
-	now := f.opts.Now()
 	f.mu.Lock()
-	due := !now.Before(a.next)
+	due := !f.opts.Now().Before(a.next)
 	f.mu.Unlock()
 	if !due {
-		f.commitMu.Unlock()
 		return nil
 	}
 	gen := x.gen.Load() + 1
-	err := f.opts.Store.Write(func(w Writer) error { return w.Set([]byte(keyAge), encodeAge(gen, now)) })
+	// The seen-set's new filter is allocated before any lock is held.
+	swap, err := f.prepareRotation(gen)
+	if err != nil {
+		f.fail(err)
+		return err
+	}
+	f.commitMu.Lock()
+	now := f.opts.Now()
+	err = f.opts.Store.Write(func(w Writer) error { return w.Set([]byte(keyAge), encodeAge(gen, now)) })
 	if err != nil {
 		f.commitMu.Unlock()
 		err = fmt.Errorf("frontier: aging seen-set: %w", err)
 		f.fail(err)
 		return err
 	}
+	// With every stripe held no check is between its seen-set insert and
+	// its tag: the seen-set and the tags change generation together. (A
+	// crash from here on resumes at gen with the seen-set as its last
+	// snapshot left it: see Rotator.)
+	for i := range x.stripes {
+		x.stripes[i].mu.Lock()
+	}
 	x.gen.Store(gen)
+	swap()
+	for i := range x.stripes {
+		x.stripes[i].mu.Unlock()
+	}
 	f.mu.Lock()
 	a.next = now.Add(a.window)
 	f.mu.Unlock()
@@ -184,7 +241,8 @@ func (f *Frontier) rotate() error {
 				if x.stripe(binary.BigEndian.Uint64(k[len(prefixFingerprint):])).spilled.Load() {
 					// Not in memory: forgotten here. (One in memory was
 					// counted when the table dropped it; its store tag may
-					// be a generation newer, written at its batch's commit.)
+					// differ by a generation, when two batches that tagged
+					// it committed out of order.)
 					x.aged.Add(1)
 				}
 			}
@@ -219,17 +277,44 @@ func (f *Frontier) rotate() error {
 	}
 }
 
+// prepareRotation returns the seen-set's rotation to gen, or a no-op for
+// a seen-set that does not age.
+func (f *Frontier) prepareRotation(gen uint32) (func(), error) {
+	if r, ok := f.opts.Seen.(Rotator); ok {
+		swap, err := r.PrepareRotation(gen)
+		if err != nil {
+			return nil, fmt.Errorf("frontier: seen-set rotation: %w", err)
+		}
+		return swap, nil
+	}
+	return func() {}, nil
+}
+
 // touch tags the fingerprint of a URL just fetched with this generation,
 // and adds it to o's batch: a scheduled URL stays in the set as long as
-// it is fetched.
-func (f *Frontier) touch(o *op, url string) {
+// it is fetched. A seen-set that ages (Rotator) takes the URL into its
+// current generation under the same stripe lock; if it did not hold the
+// URL (aged out while queued), the URL goes in the journal, which a
+// resume replays into the seen-set.
+func (f *Frontier) touch(ctx context.Context, o *op, url string) error {
 	x := f.exact
 	fp := fingerprint(url)
 	s := x.stripe(fp)
 	s.mu.Lock()
-	x.remember(s, fp, x.gen.Load())
-	s.mu.Unlock()
-	o.fps = append(o.fps, fp)
+	defer s.mu.Unlock()
+	if _, ok := f.opts.Seen.(Rotator); ok {
+		had, err := f.opts.Seen.TestAndAdd(ctx, f.opts.Normalizer.Segments(url))
+		if err != nil {
+			return fmt.Errorf("frontier: seen-set: %w", err)
+		}
+		if !had {
+			o.journal = append(o.journal, url)
+		}
+	}
+	gen := x.gen.Load()
+	x.remember(s, fp, gen)
+	o.addFingerprint(fp, gen)
+	return nil
 }
 
 // clear empties the cache.

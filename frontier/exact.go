@@ -239,14 +239,18 @@ func (x *exactSet) committed(ops []*op) {
 	}
 }
 
-// write adds the fingerprints of a batch's new URLs to it.
+// write adds the fingerprints of a batch's new URLs to it, in an aging
+// set with the generation each was checked in (op.addFingerprint). A tag
+// may so be written over a newer one a later check committed first: the
+// fingerprint is then forgotten a generation early, which the seen-set in
+// front allows (it forgets no earlier).
 func (x *exactSet) write(w Writer, ops []*op) error {
-	var v []byte
-	if x.tagged {
-		v = encodeTag(x.gen.Load())
-	}
 	for _, p := range ops {
-		for _, fp := range p.fps {
+		for i, fp := range p.fps {
+			var v []byte
+			if x.tagged {
+				v = encodeTag(p.tags[i])
+			}
 			if err := w.Set(fingerprintKey(fp), v); err != nil {
 				return err
 			}

@@ -208,8 +208,9 @@ type Stats struct {
 	Scheduled int64
 	// Aged counts the fingerprints the rotations of an aging set removed
 	// (Options.AgeWindow; this run). A URL admitted again after its
-	// fingerprint aged out counts in FalsePositives: to the filter, which
-	// does not age, it is one.
+	// fingerprint aged out counts in FalsePositives when the seen-set
+	// still answered "maybe seen" (one that does not age, or a previous
+	// generation's filter that outlived its tag by a generation).
 	Aged uint64
 }
 
@@ -306,12 +307,26 @@ type op struct {
 	requeue    []Entry         // failed entries queued again; their failure records go
 	seeds      []string        // host names and domains, prefixed
 	fps        []uint64        // fingerprints of adds (Options.ExactDedup)
+	tags       []uint32        // aging (Options.AgeWindow): the generation each of fps was checked in
+	journal    []string        // URLs journaled beside adds: fetched, new to an aging seen-set (touch)
+	journalSeq uint64          // the journal number of journal[0]
 	bumps      []hostBump      // OrderInlinks: hosts whose queued URLs gained in-links
 	sched      *scheduleChange // Options.Continuous: done's new schedule
 	unschedule [][]byte        // Options.Continuous: t/ keys promoted (their entries are in requeue) or stale
 	err        error
 	ch         chan struct{}
 	committed  bool
+}
+
+// addFingerprint adds a fingerprint the batch writes, tagged gen in an
+// aging set. The caller holds fp's stripe, so that gen is the generation
+// of the check (a rotation holds every stripe), and so of the seen-set's
+// insert: the tag written at the commit is the check's, even when a
+// rotation came between (a newer one would outlive the seen-set's
+// insert).
+func (o *op) addFingerprint(fp uint64, gen uint32) {
+	o.fps = append(o.fps, fp)
+	o.tags = append(o.tags, gen)
 }
 
 // Open returns a frontier over the store's state, replaying the journal of
@@ -344,6 +359,15 @@ func Open(ctx context.Context, opts Options) (*Frontier, error) {
 	}
 	if err := f.openExact(st != nil); err != nil {
 		return nil, err
+	}
+	if f.age != nil {
+		// The seen-set learns the store's generation before the journal
+		// is replayed into it (Rotator).
+		swap, err := f.prepareRotation(f.exact.gen.Load())
+		if err != nil {
+			return nil, err
+		}
+		swap()
 	}
 	if opts.Continuous {
 		if err := f.loadSchedule(); err != nil {
@@ -562,7 +586,7 @@ func (f *Frontier) consider(ctx context.Context, o *op, c Candidate, r Refusal) 
 			return false, fmt.Errorf("frontier: exact dedup: %w", err)
 		}
 		if touch {
-			o.fps = append(o.fps, fp) // tagged with this generation
+			o.addFingerprint(fp, f.exact.gen.Load()) // tagged with this generation
 		}
 	}
 	if seen {
@@ -572,7 +596,7 @@ func (f *Frontier) consider(ctx context.Context, o *op, c Candidate, r Refusal) 
 	f.adm.Added(c)
 	o.adds = append(o.adds, c.entry())
 	if f.exact != nil {
-		o.fps = append(o.fps, fp)
+		o.addFingerprint(fp, f.exact.gen.Load())
 	}
 	return true, nil
 }
@@ -956,7 +980,7 @@ func (f *Frontier) Done(ctx context.Context, e Entry, out Outcome) error {
 		o.retry, o.failed = &r, false
 		return f.commit(o)
 	}
-	if err := f.prepareSchedule(o, e, out); err != nil {
+	if err := f.prepareSchedule(ctx, o, e, out); err != nil {
 		f.fail(err)
 		return err
 	}
@@ -1058,6 +1082,8 @@ func (f *Frontier) commit(o *op) error {
 				counts[a.host] = count(a.host) + 1
 			}
 		}
+		p.journalSeq = st.nextSeq
+		st.nextSeq += uint64(len(p.journal))
 	}
 	f.mu.Unlock()
 
@@ -1102,6 +1128,11 @@ func (f *Frontier) commit(o *op) error {
 			}
 			for _, k := range p.seeds {
 				if err := w.Set([]byte(k), nil); err != nil {
+					return err
+				}
+			}
+			for i, u := range p.journal {
+				if err := w.Set(journalKey(p.journalSeq+uint64(i)), []byte(u)); err != nil {
 					return err
 				}
 			}
@@ -1201,7 +1232,7 @@ func (f *Frontier) applyLocked(ops []*op, st state) {
 			}
 		}
 		f.cNew.Add(uint64(len(p.adds)))
-		f.journal += int64(len(p.adds))
+		f.journal += int64(len(p.adds) + len(p.journal))
 	}
 	for h := range touched {
 		f.scheduleLocked(h)

@@ -337,7 +337,7 @@ func (f *Frontier) promote(ctx context.Context) error {
 // outcome is out: its new t/ key and v/ record, and the deletion of a t/
 // key it may still have (a URL that was queued twice). It reads e's v/
 // record.
-func (f *Frontier) prepareSchedule(o *op, e Entry, out Outcome) error {
+func (f *Frontier) prepareSchedule(ctx context.Context, o *op, e Entry, out Outcome) error {
 	if f.sched == nil {
 		return nil
 	}
@@ -363,7 +363,9 @@ func (f *Frontier) prepareSchedule(o *op, e Entry, out Outcome) error {
 	}
 	if sc := out.Schedule; sc != nil {
 		if f.age != nil {
-			f.touch(o, e.URL)
+			if err := f.touch(ctx, o, e.URL); err != nil {
+				return err
+			}
 		}
 		n := e
 		n.Attempt, n.retry, n.seq, n.due, n.rank, n.ck = 0, false, 0, time.Time{}, 0, 0
