@@ -147,6 +147,22 @@ func testNormalizer(t testing.TB) *urlnorm.Normalizer {
 
 // openAging opens a continuous frontier with an aging exact set over st,
 // behind seen.
+// newAgingSeen is the local seen-set the aging tests run: 1,000 URLs
+// expected at 0.1%, small enough that a churning site grows it.
+func newAgingSeen(t testing.TB) *localSeen {
+	t.Helper()
+	ls, err := newLocalSeen(Options{ExpectedURLs: 1000, FalsePositiveRate: 0.001})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ls
+}
+
+// newAgingClock starts the aging tests' clock.
+func newAgingClock() *agingClock {
+	return &agingClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+}
+
 func openAging(t testing.TB, st frontier.Store, seen frontier.Seen, clk *agingClock) *frontier.Frontier {
 	t.Helper()
 	f, err := frontier.Open(context.Background(), frontier.Options{
@@ -289,16 +305,13 @@ func TestAgingFilterMemoryFlat(t *testing.T) {
 	// largest size over rounds 9-16 with the largest over rounds 17-24:
 	// four rotations each, whatever the phase a sample falls on.
 	run := func(t *testing.T, aging bool) (early, final uint64, live int) {
-		ls, err := newLocalSeen(Options{ExpectedURLs: 1000, FalsePositiveRate: 0.001})
-		if err != nil {
-			t.Fatal(err)
-		}
+		ls := newAgingSeen(t)
 		db, err := storage.Open(t.TempDir(), storage.Options{DeferSync: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { db.Close() })
-		clk := &agingClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+		clk := newAgingClock()
 		var seen frontier.Seen = ls
 		if !aging {
 			seen = hideRotator{ls}
@@ -340,11 +353,8 @@ func TestAgingFilterMemoryFlat(t *testing.T) {
 // linked again stays in the filter across many rotations (the fetch
 // inserts it), so a link to it is a duplicate, not a second fetch.
 func TestAgingFilterKeepsRevisited(t *testing.T) {
-	ls, err := newLocalSeen(Options{ExpectedURLs: 1000, FalsePositiveRate: 0.001})
-	if err != nil {
-		t.Fatal(err)
-	}
-	clk := &agingClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	ls := newAgingSeen(t)
+	clk := newAgingClock()
 	st := newMemState()
 	f := openAging(t, st, ls, clk)
 	site := &churnSite{perRound: 5, revisited: 3, clk: clk}
@@ -364,6 +374,7 @@ func TestAgingFilterKeepsRevisited(t *testing.T) {
 	var e frontier.Entry
 	for e.URL != churnHub {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		var err error
 		e, err = f.Next(ctx)
 		cancel()
 		if err != nil {
@@ -410,10 +421,7 @@ func checkpointSeen(f *frontier.Frontier, ls *localSeen, snap *[]byte, mu *sync.
 // store's checkpoint names, loaded (loadSnapshot), or a new filter.
 func resumeSeen(t testing.TB, st frontier.Store, snap []byte) *localSeen {
 	t.Helper()
-	ls, err := newLocalSeen(Options{ExpectedURLs: 1000, FalsePositiveRate: 0.001})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ls := newAgingSeen(t)
 	gen, err := frontier.CheckpointGeneration(st)
 	if err != nil {
 		t.Fatal(err)
@@ -443,11 +451,8 @@ func TestAgingFilterKill9(t *testing.T) {
 		round int64
 	}
 	var crashes []crash
-	ls, err := newLocalSeen(Options{ExpectedURLs: 1000, FalsePositiveRate: 0.001})
-	if err != nil {
-		t.Fatal(err)
-	}
-	clk := &agingClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	ls := newAgingSeen(t)
+	clk := newAgingClock()
 	site := &churnSite{perRound: 6, revisited: 3, clk: clk}
 	st := newMemState()
 	var snapMu sync.Mutex
@@ -505,11 +510,8 @@ func TestAgingFilterKill9(t *testing.T) {
 // (run it with -race): the filter and the tags change generation together,
 // and at the end the filter holds every live URL.
 func TestAgingFilterRace(t *testing.T) {
-	ls, err := newLocalSeen(Options{ExpectedURLs: 1000, FalsePositiveRate: 0.001})
-	if err != nil {
-		t.Fatal(err)
-	}
-	clk := &agingClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	ls := newAgingSeen(t)
+	clk := newAgingClock()
 	st := newMemState()
 	f := openAging(t, st, ls, clk)
 	// Many hubs, so that workers run in parallel, each linking to new
