@@ -240,7 +240,7 @@ func (c *Crawler) scheduleRevisit(ent frontier.Entry, res *fetch.Result, prev *C
 	unchanged := le.Recrawl == recrawlUnchanged || definite && res.Status == http.StatusNotModified
 	switch {
 	case definite:
-		v.rec.ObserveModified(at, !unchanged, lastModified(res, at))
+		v.rec.ObserveModified(at, !unchanged, revisit.ModifiedFromHeader(at, res.Header))
 		if unchanged {
 			k.unchanged.Add(1)
 			le.Recrawl = recrawlUnchanged
@@ -253,7 +253,7 @@ func (c *Crawler) scheduleRevisit(ent frontier.Entry, res *fetch.Result, prev *C
 		// when the server dates it, is the first evidence.
 		var modified time.Time
 		if ok2xx {
-			modified = lastModified(res, at)
+			modified = revisit.ModifiedFromHeader(at, res.Header)
 		}
 		v.rec.ObserveModified(at, false, modified)
 		if le.Recrawl == "" && res != nil && res.Status < 400 {
@@ -335,19 +335,4 @@ func (p *pace) wait(ctx context.Context) bool {
 	case <-ctx.Done():
 		return false
 	}
-}
-
-// lastModified is the response's Last-Modified on the crawler's clock
-// (revisit.ModifiedAt: fetched at at, aged by the server's Date), or the
-// zero time when it has none that parses.
-func lastModified(res *fetch.Result, at time.Time) time.Time {
-	lm, err := http.ParseTime(res.Header.Get("Last-Modified"))
-	if err != nil {
-		return time.Time{}
-	}
-	date, err := http.ParseTime(res.Header.Get("Date"))
-	if err != nil {
-		date = time.Time{}
-	}
-	return revisit.ModifiedAt(at, date, lm)
 }

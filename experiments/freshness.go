@@ -413,9 +413,7 @@ func simulateFreshness(ctx context.Context, cfg FreshnessConfig, v FreshnessVari
 		changed := false
 		var modified time.Time
 		if !v.Undated {
-			lm, _ := http.ParseTime(rec.Header().Get("Last-Modified"))
-			date, _ := http.ParseTime(rec.Header().Get("Date"))
-			modified = revisit.ModifiedAt(t, date, lm)
+			modified = revisit.ModifiedFromHeader(t, rec.Header())
 		}
 		switch rec.Code {
 		case http.StatusOK:

@@ -3,6 +3,7 @@ package revisit
 import (
 	"math"
 	"math/rand/v2"
+	"net/http"
 	"testing"
 	"time"
 )
@@ -162,6 +163,16 @@ func TestModifiedAt(t *testing.T) {
 	}
 	if got := ModifiedAt(fetched, lm.Add(-time.Second), lm); !got.Equal(lm) {
 		t.Errorf("Date before Last-Modified: %v, want Last-Modified as it is", got)
+	}
+	h := http.Header{}
+	h.Set("Date", date.UTC().Format(http.TimeFormat))
+	h.Set("Last-Modified", date.Add(-10*time.Minute).UTC().Format(http.TimeFormat))
+	if got, want := ModifiedFromHeader(fetched, h), fetched.Add(-10*time.Minute); !got.Equal(want) {
+		t.Errorf("ModifiedFromHeader with Date an hour behind: %v, want %v", got, want)
+	}
+	h.Set("Last-Modified", "yesterday")
+	if got := ModifiedFromHeader(fetched, h); !got.IsZero() {
+		t.Errorf("ModifiedFromHeader with a Last-Modified that does not parse: %v, want zero", got)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math"
+	"net/http"
 	"time"
 )
 
@@ -120,6 +121,21 @@ func (r *Record) ObserveModified(at time.Time, changed bool, modified time.Time)
 // the time of the response, as many generated pages send), so it dates
 // nothing.
 const dateResolution = time.Second
+
+// ModifiedFromHeader is ModifiedAt on a response's header fields: its
+// Last-Modified and Date as HTTP dates; one that does not parse counts as
+// absent.
+func ModifiedFromHeader(fetched time.Time, h http.Header) time.Time {
+	lm, err := http.ParseTime(h.Get("Last-Modified"))
+	if err != nil {
+		return time.Time{}
+	}
+	date, err := http.ParseTime(h.Get("Date"))
+	if err != nil {
+		date = time.Time{}
+	}
+	return ModifiedAt(fetched, date, lm)
+}
 
 // ModifiedAt converts a response's Last-Modified to the crawler's clock:
 // fetched minus the page's age by the server's own clock (its Date header,
