@@ -21,6 +21,10 @@ import (
 // new. A continuous crawl fetches every scheduled URL at least every
 // revisit maximum, which AgeWindow is at least: no scheduled URL is
 // forgotten, and a link to one found between two fetches is a duplicate.
+// A revisit late by more than a window (a budget that cannot keep up, a
+// loaded machine) lets a scheduled URL's fingerprint age out all the
+// same; a link to it is then still a duplicate, as its visit record says
+// (scheduledAgedOut).
 // URLs that left the schedule (gone) age out, and the set's size is the
 // URLs seen in the last two windows, not every URL ever seen.
 //
@@ -322,4 +326,32 @@ func (c *linkCache) clear() {
 	for i := range c.slots {
 		c.slots[i].Store(0)
 	}
+}
+
+// scheduledAgedOut reports whether url, which the aging seen-set has just
+// answered new, is in fact scheduled (it has a visit record): a revisit
+// late by more than a window (a budget that cannot keep up, a loaded
+// machine, a long stop) lets a scheduled URL's fingerprint age out, and a
+// link to it would then queue it a second time beside its schedule, to be
+// fetched twice within its interval. Such a URL is a duplicate; its
+// fingerprint, which check has put back in the table with this
+// generation, goes in o's batch as for a new URL, so that it is live
+// again. One store read for each URL answered new in an aging frontier,
+// where new URLs are few after the first pass. maybe is the filter's
+// answer: a "maybe seen" answer check counted as a caught false positive,
+// which this was not.
+func (f *Frontier) scheduledAgedOut(o *op, fp uint64, url string, maybe bool) (bool, error) {
+	_, err := f.opts.Store.Get(visitKey(url))
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("frontier: schedule: %w", err)
+	}
+	if maybe {
+		f.exact.caught.Add(^uint64(0))
+	}
+	f.exact.agedScheduled.Add(1)
+	o.addFingerprint(fp, f.exact.gen.Load())
+	return true, nil
 }

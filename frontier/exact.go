@@ -74,6 +74,9 @@ type exactSet struct {
 	tagged bool
 	gen    atomic.Uint32
 	aged   atomic.Uint64 // fingerprints the rotations removed
+	// agedScheduled: links to scheduled URLs whose fingerprint had aged
+	// out, kept as duplicates (scheduledAgedOut)
+	agedScheduled atomic.Uint64
 }
 
 type exactStripe struct {

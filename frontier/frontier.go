@@ -212,6 +212,10 @@ type Stats struct {
 	// still answered "maybe seen" (one that does not age, or a previous
 	// generation's filter that outlived its tag by a generation).
 	Aged uint64
+	// AgedScheduled counts the links (this run) to a scheduled URL whose
+	// fingerprint had aged out, its revisit late by more than a window:
+	// duplicates all the same, as the URL's visit record says.
+	AgedScheduled uint64
 }
 
 // MaxSlowedHosts bounds Stats.SlowedHosts.
@@ -581,12 +585,18 @@ func (f *Frontier) consider(ctx context.Context, o *op, c Candidate, r Refusal) 
 		return false, fmt.Errorf("frontier: seen-set: %w", err)
 	}
 	if f.exact != nil {
+		maybe := seen
 		var touch bool
 		if seen, touch, err = f.exact.check(fp, seen); err != nil {
 			return false, fmt.Errorf("frontier: exact dedup: %w", err)
 		}
 		if touch {
 			o.addFingerprint(fp, f.exact.gen.Load()) // tagged with this generation
+		}
+		if !seen && f.age != nil {
+			if seen, err = f.scheduledAgedOut(o, fp, c.URL, maybe); err != nil {
+				return false, err
+			}
 		}
 	}
 	if seen {
@@ -1493,6 +1503,7 @@ func (f *Frontier) Stats() Stats {
 		s.ExactLookups = f.exact.lookups.Load()
 		s.ExactInMemory = uint64(f.exact.inMemory.Load())
 		s.Aged = f.exact.aged.Load()
+		s.AgedScheduled = f.exact.agedScheduled.Load()
 	}
 	a := f.adm.Stats()
 	s.OutOfScope = a.OutOfScope
