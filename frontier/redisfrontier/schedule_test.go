@@ -3,6 +3,7 @@ package redisfrontier
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -473,5 +474,59 @@ func testPaceShared(t *testing.T, workers []*Frontier) {
 	cancel()
 	if err := workers[0].Pace(cctx, time.Hour); !errors.Is(err, context.Canceled) {
 		t.Errorf("Pace with an ended ctx = %v, want context.Canceled", err)
+	}
+}
+
+// TestScheduleStagedCompletion: a worker that dies after staging a
+// completion (its links checked in the seen-set, not queued) leaves its
+// schedule in the stage; the worker that finishes the completion stores
+// it, so the URL is scheduled, not lost.
+func TestScheduleStagedCompletion(t *testing.T) {
+	ctx := context.Background()
+	c := testClient(t)
+	clock := newTestClock()
+	opts := continuousOptions(clock.Now)
+	opts.Lease = time.Minute
+	a := openTestFrontier(t, c, opts)
+	b := openTestFrontier(t, c, opts)
+	g := graph{n: 7}
+	if _, err := a.AddSeeds(ctx, g.seeds()[:1]); err != nil {
+		t.Fatal(err)
+	}
+	e, err := a.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Done's first two steps, as Done makes them, then "SIGKILL".
+	a.mu.Lock()
+	l := a.out[e.URL][0]
+	a.mu.Unlock()
+	due := clock.Now().Add(time.Hour)
+	cands := []record{{URL: g.url(1), Depth: 1, Via: e.URL}}
+	st := stage{Batch: a.opts.Seen.NewBatchID(), Fetched: true, Cands: cands}
+	var val string
+	st.SchedOp, st.SchedDue, val = a.scheduleArgs(l.host, e, &frontier.Schedule{Due: due, Record: []byte("staged\x00")})
+	st.SchedURL, st.SchedVal = e.URL, []byte(val)
+	blob, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := stageScript.Run(ctx, c.rdb, []string{a.key("tok")}, a.tag, l.host, l.token, string(blob)).Int64(); err != nil || n != 1 {
+		t.Fatalf("stage = %d, %v", n, err)
+	}
+	if _, _, _, err := a.check(ctx, st.Batch, cands); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(opts.Lease + time.Second)
+	e2, ok := nextWithin(t, b, 2*time.Second)
+	if !ok || e2.URL != g.url(1) {
+		t.Fatalf("b.Next = %+v, %v; want the dead worker's link %q", e2, ok, g.url(1))
+	}
+	got, rec, ok, err := b.ScheduleRecord(ctx, e.URL)
+	if err != nil || !ok || string(rec) != "staged\x00" || !got.Equal(time.UnixMilli(dueMS(due))) {
+		t.Fatalf("schedule of the dead worker's URL = %v %q %v %v; want its staged one", got, rec, ok, err)
+	}
+	if st, err := b.Stats(ctx); err != nil || st.Reclaimed != 1 || st.Scheduled != 1 {
+		t.Fatalf("Stats = %+v, %v; want Reclaimed 1, Scheduled 1", st, err)
 	}
 }
