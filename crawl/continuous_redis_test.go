@@ -32,15 +32,19 @@ func TestContinuousRedis(t *testing.T) {
 	const minInterval = 300 * time.Millisecond
 	// The schedule asks for more: 16 pages at most 1.2s apart.
 	const budget = 12.0
-	const run = 5 * time.Second
+	// The crawl runs for run from its first fetch (a worker's start takes
+	// a second and a half under -race on a loaded machine).
+	const run = 4500 * time.Millisecond
 	var crawlers [2]*Crawler
 	var errs [2]error
 	var wg sync.WaitGroup
-	ctx, cancel := context.WithTimeout(context.Background(), run)
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	stopper := &stopAfterFirstFetch{d: run, stop: func() { cancel(context.DeadlineExceeded) }}
 	for i := range crawlers {
 		o := continuousOptions(w, dir, ContinuousOptions{Budget: budget, Revisit: revisit.Options{Min: minInterval, Max: 1200 * time.Millisecond}})
 		o.Concurrency = 3
+		o.Observer = stopper
 		o.Redis = &RedisOptions{URL: "redis://" + capturesTestRedis, Prefix: prefix, Worker: "w" + string(rune('0'+i))}
 		c, err := New(o)
 		if err != nil {
@@ -52,7 +56,7 @@ func TestContinuousRedis(t *testing.T) {
 	}
 	wg.Wait()
 	for i, err := range errs {
-		if !errors.Is(err, context.DeadlineExceeded) {
+		if !errors.Is(err, context.DeadlineExceeded) || stopper.first.IsZero() {
 			t.Fatalf("worker %d returned %v, want it to run until stopped", i, err)
 		}
 	}
@@ -130,8 +134,8 @@ func TestContinuousRedis(t *testing.T) {
 			t.Fatalf("%d fetches of both workers in the second from %v, budget %v/s (at most %d allowed)", n, starts[i], budget, limit)
 		}
 	}
-	if float64(len(starts)) < 0.6*budget*run.Seconds() {
-		t.Errorf("%d fetches in %v at a budget of %v/s: the budget is not used", len(starts), run, budget)
+	if span := starts[len(starts)-1].Sub(starts[0]); float64(len(starts)) < 0.6*budget*span.Seconds() {
+		t.Errorf("%d fetches in %v at a budget of %v/s: the budget is not used", len(starts), span, budget)
 	}
 
 	// Revisit records refer to an earlier response of the same URL, in
@@ -178,7 +182,7 @@ func TestContinuousRedis(t *testing.T) {
 		t.Errorf("%d server-not-modified and %d identical-payload-digest revisit records, want %d unchanged revisits and some 304s",
 			notModified, sameDigest, unchanged)
 	}
-	t.Logf("%d fetches (%v by log), %d revisit records, %d of them referring to another WARC file", len(entries), byWorker, notModified+sameDigest, otherFile)
+	t.Logf("%d fetches (%v by log) in %v, %d revisit records, %d of them referring to another WARC file", len(entries), byWorker, starts[len(starts)-1].Sub(starts[0]).Round(time.Millisecond), notModified+sameDigest, otherFile)
 
 	// A worker's summary, rebuilt from the shared records, holds every
 	// page, the other worker's fetches included.
@@ -190,3 +194,22 @@ func TestContinuousRedis(t *testing.T) {
 		t.Errorf("rebuilt scheduler summary holds %d pages, want %d", n, pages)
 	}
 }
+
+// stopAfterFirstFetch is an Observer that calls stop d after the first
+// fetch of any worker it observes.
+type stopAfterFirstFetch struct {
+	d    time.Duration
+	stop func()
+
+	once  sync.Once
+	first time.Time // set once, before the timer starts
+}
+
+func (s *stopAfterFirstFetch) Fetched(FetchEvent) {
+	s.once.Do(func() {
+		s.first = time.Now()
+		time.AfterFunc(s.d, s.stop)
+	})
+}
+
+func (*stopAfterFirstFetch) Checkpointed(CheckpointEvent) {}
