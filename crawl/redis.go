@@ -94,6 +94,9 @@ func (c *Crawler) startRedis(ctx context.Context) error {
 		Started:      c.started,
 		Continuous:   o.Continuous != nil,
 	})
+	if errors.Is(err, redisfrontier.ErrNotContinuous) {
+		return fmt.Errorf("crawl: %w (every worker of a continuous crawl needs --continuous)", err)
+	}
 	if errors.Is(err, redisfrontier.ErrOrderMismatch) {
 		return fmt.Errorf("crawl: %w (every worker of a crawl needs the same --order)", err)
 	}

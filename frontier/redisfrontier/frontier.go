@@ -66,8 +66,9 @@ type Options struct {
 	// Continuous makes the frontier continuous (schedule.go): Done keeps
 	// a URL whose Outcome.Schedule is set in the crawl's due schedule,
 	// Next queues it again when due and never reports the crawl
-	// exhausted. Every worker of a continuous crawl sets it. Default
-	// false: Outcome.Schedule is ignored.
+	// exhausted. Every worker of a continuous crawl sets it: Open
+	// refuses a worker without it once the crawl is continuous
+	// (ErrNotContinuous). Default false: Outcome.Schedule is ignored.
 	Continuous bool
 	// Started is when this worker's run began: AddSeeds queues again a
 	// seed given again whose failure record is older (a new run of the
@@ -281,6 +282,9 @@ func Open(ctx context.Context, c *Client, opts Options) (*Frontier, error) {
 	// Unknown until the first reply: 0 makes the first Next look.
 	f.nextDue.Store(0)
 	if err := f.openOrder(ctx); err != nil {
+		return nil, err
+	}
+	if err := f.openContinuous(ctx); err != nil {
 		return nil, err
 	}
 	if err := f.loadScope(ctx); err != nil {
@@ -830,7 +834,10 @@ func (f *Frontier) takeLease(e frontier.Entry) (lease, error) {
 // handed to another worker: Done then queues nothing (the other fetch will
 // discover the same links) and returns nil. With out.RetryAt set, the URL
 // waits in its host's retry set and is handed out again, as attempt
-// e.Attempt+1, once due; the host's other URLs go on meanwhile.
+// e.Attempt+1, once due; the host's other URLs go on meanwhile. In a
+// continuous frontier, out.Schedule is stored (or, nil, the URL dropped
+// from the schedule) by the script that completes the lease
+// (schedule.go); a retry leaves the URL's schedule as it is.
 func (f *Frontier) Done(ctx context.Context, e frontier.Entry, out frontier.Outcome) error {
 	if f.opts.Continuous {
 		if err := checkSchedule(e.URL, out.Schedule); err != nil {

@@ -177,6 +177,35 @@ local first = redis.call('ZRANGE', due, 0, 0, 'WITHSCORES')
 return {'ok', n, first[2] or ''}
 `)
 
+// ErrNotContinuous is returned by Open for a worker without
+// Options.Continuous that joins a continuous crawl: its Next would end
+// the worker while the schedule holds URLs, and its Done would take the
+// URLs it fetched out of the schedule without dropping their records.
+var ErrNotContinuous = errors.New("redisfrontier: the crawl in redis is continuous")
+
+// openContinuous marks the crawl continuous in Redis ({tag}:continuous)
+// for a continuous worker, or refuses a worker that is not continuous
+// when the crawl is. A crawl begun plain becomes continuous with its
+// first continuous worker.
+func (f *Frontier) openContinuous(ctx context.Context) error {
+	var n int64
+	err := f.c.retry(ctx, func(ctx context.Context) error {
+		if f.opts.Continuous {
+			return f.c.rdb.Set(ctx, f.key("continuous"), "1", 0).Err()
+		}
+		var err error
+		n, err = f.c.rdb.Exists(ctx, f.key("continuous")).Result()
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("redisfrontier: continuous: %w", err)
+	}
+	if n > 0 {
+		return fmt.Errorf("%w: this worker is not", ErrNotContinuous)
+	}
+	return nil
+}
+
 // noDue is nextDue when the schedule is known to be empty.
 const noDue = math.MaxInt64
 

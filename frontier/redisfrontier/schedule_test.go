@@ -530,3 +530,31 @@ func TestScheduleStagedCompletion(t *testing.T) {
 		t.Fatalf("Stats = %+v, %v; want Reclaimed 1, Scheduled 1", st, err)
 	}
 }
+
+// TestNotContinuousRefused: once a worker made the crawl continuous, Open
+// refuses a worker that is not (its Next would end while the schedule
+// holds URLs, its Done would leave them out of it); a plain crawl
+// becomes continuous with its first continuous worker.
+func TestNotContinuousRefused(t *testing.T) {
+	ctx := context.Background()
+	c := testClient(t)
+	s, err := OpenSeen(ctx, c, SeenOptions{Filter: crawlFilter, Shards: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := Options{Seen: s, Normalizer: testNormalizer(t)}
+	if _, err := Open(ctx, c, plain); err != nil {
+		t.Fatalf("plain worker of a new crawl: %v", err)
+	}
+	cont := plain
+	cont.Continuous = true
+	if _, err := Open(ctx, c, cont); err != nil {
+		t.Fatalf("continuous worker of a plain crawl: %v", err)
+	}
+	if _, err := Open(ctx, c, plain); !errors.Is(err, ErrNotContinuous) {
+		t.Fatalf("plain worker of a continuous crawl: Open = %v, want ErrNotContinuous", err)
+	}
+	if _, err := Open(ctx, c, cont); err != nil {
+		t.Fatalf("second continuous worker: %v", err)
+	}
+}
