@@ -41,35 +41,46 @@ func (r redisSchedule) visit(ctx context.Context, url string) ([]byte, *Capture,
 	if err != nil || !ok {
 		return nil, nil, false, err
 	}
-	n, k := binary.Uvarint(b)
-	if k <= 0 || n > uint64(len(b)-k) {
-		return nil, nil, false, fmt.Errorf("%w: schedule of %s: bad visit record length", ErrCorruptState, url)
-	}
-	rec, rest := b[k:k+int(n)], b[k+int(n):]
-	if len(rest) == 0 {
-		return rec, nil, true, nil
-	}
-	cp, err := decodeCapture(rest)
+	rec, cp, err := decodeSharedRecord(url, b, true)
 	if err != nil {
-		return nil, nil, false, fmt.Errorf("%w: schedule of %s: %w", ErrCorruptState, url, err)
+		return nil, nil, false, err
 	}
-	return rec, &cp, true, nil
+	return rec, cp, true, nil
 }
 
 func (r redisSchedule) visits(ctx context.Context, fn func(string, []byte) bool) error {
 	var derr error
 	err := r.f.ScheduleRecords(ctx, func(url string, _ time.Time, b []byte) bool {
-		n, k := binary.Uvarint(b)
-		if k <= 0 || n > uint64(len(b)-k) {
-			derr = fmt.Errorf("%w: schedule of %s: bad visit record length", ErrCorruptState, url)
+		rec, _, err := decodeSharedRecord(url, b, false)
+		if err != nil {
+			derr = err
 			return false
 		}
-		return fn(url, b[k:k+int(n)])
+		return fn(url, rec)
 	})
 	if err != nil {
 		return err
 	}
 	return derr
+}
+
+// decodeSharedRecord splits the shared record b of url into the visit
+// record and, with capture, the last capture (nil if none). Errors wrap
+// ErrCorruptState.
+func decodeSharedRecord(url string, b []byte, capture bool) ([]byte, *Capture, error) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)-k) {
+		return nil, nil, fmt.Errorf("%w: schedule of %s: bad visit record length", ErrCorruptState, url)
+	}
+	rec, rest := b[k:k+int(n)], b[k+int(n):]
+	if !capture || len(rest) == 0 {
+		return rec, nil, nil
+	}
+	cp, err := decodeCapture(rest)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: schedule of %s: %w", ErrCorruptState, url, err)
+	}
+	return rec, &cp, nil
 }
 
 func (redisSchedule) schedule(due time.Time, rec []byte, last, cp *Capture) (*frontier.Schedule, error) {

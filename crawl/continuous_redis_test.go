@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/layercrawl/layercrawl/internal/changeweb"
 	"github.com/layercrawl/layercrawl/revisit"
@@ -213,3 +215,32 @@ func (s *stopAfterFirstFetch) Fetched(FetchEvent) {
 }
 
 func (*stopAfterFirstFetch) Checkpointed(CheckpointEvent) {}
+
+// FuzzSharedRecord: the record a Redis continuous crawl keeps with a
+// schedule splits back into the visit record and capture it was made of,
+// and any other bytes give the parts or an ErrCorruptState error, never a
+// panic.
+func FuzzSharedRecord(f *testing.F) {
+	f.Add([]byte("\x01\x02"), "\"e1\"", 200, []byte("\x02\x01\x02{}"))
+	f.Add([]byte{}, "", 0, []byte("\xff\xff"))
+	f.Fuzz(func(t *testing.T, rec []byte, etag string, status int, raw []byte) {
+		var cp *Capture
+		if status != 0 {
+			cp = &Capture{URL: "http://a.test/", Status: status, ETag: etag, Fetched: time.Unix(1700000000, 0).UTC()}
+		}
+		sc, err := redisSchedule{}.schedule(time.Unix(1, 0), rec, nil, cp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gotRec, gotCp, err := decodeSharedRecord("http://a.test/", sc.Record, true)
+		if err != nil || !bytes.Equal(gotRec, rec) || (cp == nil) != (gotCp == nil) {
+			t.Fatalf("round trip of %q and %+v = %q, %+v, %v", rec, cp, gotRec, gotCp, err)
+		}
+		if cp != nil && (gotCp.Status != cp.Status || !gotCp.Fetched.Equal(cp.Fetched) || utf8.ValidString(etag) && gotCp.ETag != etag) {
+			t.Fatalf("capture %+v came back as %+v", cp, gotCp)
+		}
+		if _, _, err := decodeSharedRecord("http://a.test/", raw, true); err != nil && !errors.Is(err, ErrCorruptState) {
+			t.Fatalf("decodeSharedRecord(%q) = %v, want an ErrCorruptState error", raw, err)
+		}
+	})
+}

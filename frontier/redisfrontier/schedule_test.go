@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
 
@@ -557,4 +558,30 @@ func TestNotContinuousRefused(t *testing.T) {
 	if _, err := Open(ctx, c, cont); err != nil {
 		t.Fatalf("second continuous worker: %v", err)
 	}
+}
+
+// FuzzDecodeVisit: a schedule record decodes to what was encoded, and
+// any other value is either a record of its URL or an ErrCorrupt error,
+// never a panic.
+func FuzzDecodeVisit(f *testing.F) {
+	f.Add("http://a.test/x", "a.test", int64(1700000000000), []byte("rec\n\x00"), "s1\na.test\n{\"u\":\"http://a.test/x\"}\n5\nr")
+	f.Add("http://a.test/", "a.test:8080", int64(1), []byte{}, "garbage")
+	f.Fuzz(func(t *testing.T, url, host string, due int64, rec []byte, raw string) {
+		// URLs are canonical, so valid UTF-8 (JSON, the entry's
+		// encoding, would replace invalid bytes).
+		if utf8.ValidString(url) && url != "" && host != "" && !strings.Contains(host, "\n") && due > 0 && due < 1<<50 && len(rec) <= maxVisitRecord {
+			v := encodeVisit(host, encodeRecord(frontier.Entry{URL: url}), due, rec)
+			got, err := decodeVisit(url, v)
+			if err != nil || got.host != host || got.entry.URL != url || got.due.UnixMilli() != due || !bytes.Equal(got.record, rec) {
+				t.Fatalf("round trip of %q %q %d %q = %+v, %v", url, host, due, rec, got, err)
+			}
+		}
+		got, err := decodeVisit(url, raw)
+		if err != nil && !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("decodeVisit(%q) = %v, want an ErrCorrupt error", raw, err)
+		}
+		if err == nil && (got.entry.URL != url || got.host == "" || got.due.IsZero()) {
+			t.Fatalf("decodeVisit(%q) = %+v for URL %q", raw, got, url)
+		}
+	})
 }
