@@ -13,6 +13,7 @@ import (
 
 	"github.com/layercrawl/layercrawl/fetch"
 	"github.com/layercrawl/layercrawl/frontier"
+	"github.com/layercrawl/layercrawl/frontier/redisfrontier"
 	"github.com/layercrawl/layercrawl/revisit"
 	"github.com/layercrawl/layercrawl/storage"
 )
@@ -25,8 +26,10 @@ import (
 // a revisit record of the earlier response when the page did not change.
 // The crawl stops when Run's context ends (SIGTERM, --max-time) and resumes
 // from its state like any crawl: the schedule and the per-URL records are
-// in the store, written in the batch that completes each fetch. Local
-// mode only.
+// in the store, written in the batch that completes each fetch; in Redis
+// mode they are in Redis, shared by the workers (continuous_redis.go),
+// written by the script that completes each fetch, with the URL's last
+// capture, and Budget is the whole crawl's, all workers together.
 type ContinuousOptions struct {
 	// Revisit bounds the intervals (Min, default 1 minute; Max, default
 	// 24 hours) and chooses how the revisit budget is spread (Policy,
@@ -34,7 +37,8 @@ type ContinuousOptions struct {
 	// schedule plans for, defaults to Budget.
 	Revisit revisit.Options
 	// Budget caps the crawl's fetches per second, revisits and new URLs
-	// together (politeness applies as well); 0: no cap.
+	// together (politeness applies as well); 0: no cap. In Redis mode it
+	// caps the fetches of all the workers together.
 	Budget float64
 	// GoneAfter is the number of consecutive visits answered 404 or 410
 	// after which a URL leaves the schedule (until a link leads to it
@@ -77,11 +81,55 @@ type ContinuousStats struct {
 
 // continuous is a continuous crawl's scheduler and budget.
 type continuous struct {
-	opts   ContinuousOptions
-	sched  *revisit.Scheduler
-	budget *pace // nil without Budget
+	opts ContinuousOptions
+	// sched is the revisit Scheduler; in Redis mode a fresh one, rebuilt
+	// from the shared records, replaces it now and then
+	// (rebuildScheduler).
+	sched  atomic.Pointer[revisit.Scheduler]
+	store  scheduleStore
+	budget pacer // nil without Budget
 
 	changed, unchanged, dropped atomic.Uint64
+}
+
+// pacer spaces a crawl's fetches (ContinuousOptions.Budget): *pace in
+// local mode, redisPace in Redis mode. wait returns nil at the caller's
+// slot, or an error (ctx's when it ended first).
+type pacer interface {
+	wait(ctx context.Context) error
+}
+
+// scheduleStore is where a continuous crawl's per-URL visit records live:
+// the local frontier's store (localSchedule) or Redis, shared by the
+// workers, with each URL's last capture (redisSchedule).
+type scheduleStore interface {
+	// visit returns url's visit record (visitRecord's encoding) and, in
+	// Redis mode, its last capture (nil if none); ok is false for a URL
+	// not in the schedule.
+	visit(ctx context.Context, url string) (rec []byte, last *Capture, ok bool, err error)
+	// visits calls fn with every scheduled URL's visit record until fn
+	// returns false.
+	visits(ctx context.Context, fn func(url string, rec []byte) bool) error
+	// schedule returns the frontier's Schedule of a URL due at due with
+	// the visit record rec and the capture cp (nil: the URL's last one,
+	// last, stays).
+	schedule(due time.Time, rec []byte, last, cp *Capture) (*frontier.Schedule, error)
+}
+
+// localSchedule is the local frontier's schedule.
+type localSchedule struct{ f *frontier.Frontier }
+
+func (l localSchedule) visit(_ context.Context, url string) ([]byte, *Capture, bool, error) {
+	_, b, ok, err := l.f.ScheduleRecord(url)
+	return b, nil, ok, err
+}
+
+func (l localSchedule) visits(_ context.Context, fn func(string, []byte) bool) error {
+	return l.f.ScheduleRecords(func(url string, _ time.Time, b []byte) bool { return fn(url, b) })
+}
+
+func (localSchedule) schedule(due time.Time, rec []byte, _, _ *Capture) (*frontier.Schedule, error) {
+	return &frontier.Schedule{Due: due, Record: rec}, nil
 }
 
 // visitRecord is what the crawl keeps with a scheduled URL
@@ -134,21 +182,29 @@ func ageWindow(o Options, exact bool) time.Duration {
 	return 2 * o.Continuous.Revisit.Max
 }
 
-// openContinuous makes the scheduler and rebuilds its summary of the
-// collection from the records in the store (a resume), so that the
-// summary is never out of step with the records.
-func (c *Crawler) openContinuous() error {
-	o := *c.opts.Continuous
-	s, err := revisit.New(o.Revisit)
+// newContinuous makes a continuous crawl's scheduler over store and
+// builds its summary of the collection from the records there (a resume,
+// or in Redis mode the whole crawl's), so that the summary starts in step
+// with the records. budget is the crawl's pace, nil for none.
+func newContinuous(ctx context.Context, o ContinuousOptions, store scheduleStore, budget pacer) (*continuous, error) {
+	k := &continuous{opts: o, store: store, budget: budget}
+	s, err := k.buildScheduler(ctx)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+		return nil, err
 	}
-	k := &continuous{opts: o, sched: s}
-	if o.Budget > 0 {
-		k.budget = newPace(o.Budget)
+	k.sched.Store(s)
+	return k, nil
+}
+
+// buildScheduler returns a fresh Scheduler whose summary holds every
+// record of the store.
+func (k *continuous) buildScheduler(ctx context.Context) (*revisit.Scheduler, error) {
+	s, err := revisit.New(k.opts.Revisit)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
 	var derr error
-	err = c.front.ScheduleRecords(func(url string, _ time.Time, b []byte) bool {
+	err = k.store.visits(ctx, func(url string, b []byte) bool {
 		var v visitRecord
 		if err := v.unmarshal(b); err != nil {
 			derr = fmt.Errorf("%w: schedule of %s: %w", ErrCorruptState, url, err)
@@ -160,21 +216,53 @@ func (c *Crawler) openContinuous() error {
 	if err == nil {
 		err = derr
 	}
-	if errors.Is(err, frontier.ErrCorrupt) {
+	if err := scheduleErr(err); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// scheduleErr is err, from a read of the schedule, marked as corrupt
+// state when the frontier found a record that does not decode.
+func scheduleErr(err error) error {
+	switch {
+	case err == nil, errors.Is(err, ErrCorruptState):
+		return err
+	case errors.Is(err, frontier.ErrCorrupt), errors.Is(err, redisfrontier.ErrCorrupt):
 		return fmt.Errorf("%w: %w", ErrCorruptState, err)
 	}
+	return fmt.Errorf("crawl: %w", err)
+}
+
+// openContinuous makes the local crawl's scheduler and rebuilds its
+// summary of the collection from the records in the store (a resume), so
+// that the summary is never out of step with the records.
+func (c *Crawler) openContinuous() error {
+	o := *c.opts.Continuous
+	var budget pacer
+	if o.Budget > 0 {
+		budget = newPace(o.Budget)
+	}
+	k, err := newContinuous(context.Background(), o, localSchedule{c.front}, budget)
 	if err != nil {
-		return fmt.Errorf("crawl: %w", err)
+		return err
 	}
 	c.cont = k
 	return nil
 }
 
 // revisitCapture returns the capture a request for url is conditional on:
-// in a continuous crawl this crawl's own last capture of it, if any, else
-// the earlier crawls' (Options.Previous).
-func (c *Crawler) revisitCapture(url string) (*Capture, error) {
-	if c.cont != nil && c.history != nil {
+// in a continuous crawl this crawl's own last capture of it, if any (in
+// Redis mode the one kept with the URL's schedule, whichever worker made
+// it), else the earlier crawls' (Options.Previous).
+func (c *Crawler) revisitCapture(ctx context.Context, url string) (*Capture, error) {
+	if c.cont != nil && c.redis != nil {
+		_, cp, _, err := c.cont.store.visit(ctx, url)
+		if cp != nil || err != nil {
+			return cp, scheduleErr(err)
+		}
+	}
+	if c.cont != nil && c.history != nil && c.redis == nil {
 		// This crawl's capture is the later one.
 		if cp, err := c.history.get(url); cp != nil || err != nil {
 			return cp, err
@@ -211,15 +299,15 @@ func (h *historyLog) get(url string) (*Capture, error) {
 // of ent (fetched at at; res nil when no response came) found, says it in
 // the log line (le.Recrawl: new, changed, unchanged, gone), updates the
 // URL's revisit record and the scheduler, and sets out.Schedule: when
-// the URL is to be fetched again, or nil when it leaves the schedule.
-func (c *Crawler) scheduleRevisit(ent frontier.Entry, res *fetch.Result, prev *Capture, at time.Time, le *storage.Entry, out *frontier.Outcome) error {
+// the URL is to be fetched again, or nil when it leaves the schedule. cp
+// is the capture this fetch recorded (nil if none), kept with the
+// schedule in Redis mode.
+func (c *Crawler) scheduleRevisit(ctx context.Context, ent frontier.Entry, res *fetch.Result, prev, cp *Capture, at time.Time, le *storage.Entry, out *frontier.Outcome) error {
 	k := c.cont
-	_, b, ok, err := c.front.ScheduleRecord(ent.URL)
-	if err != nil {
-		if errors.Is(err, frontier.ErrCorrupt) {
-			return fmt.Errorf("%w: %w", ErrCorruptState, err)
-		}
-		return fmt.Errorf("crawl: %w", err)
+	sched := k.sched.Load()
+	b, last, ok, err := k.store.visit(ctx, ent.URL)
+	if err := scheduleErr(err); err != nil {
+		return err
 	}
 	var v visitRecord
 	if ok {
@@ -269,7 +357,7 @@ func (c *Crawler) scheduleRevisit(ent frontier.Entry, res *fetch.Result, prev *C
 		}
 	}
 	if k.opts.GoneAfter > 0 && v.gone >= k.opts.GoneAfter {
-		k.sched.Update(old, revisit.Record{})
+		sched.Update(old, revisit.Record{})
 		k.dropped.Add(1)
 		out.Schedule = nil
 		return nil
@@ -278,25 +366,28 @@ func (c *Crawler) scheduleRevisit(ent frontier.Entry, res *fetch.Result, prev *C
 	// Interval may run then counts this record as it now is. The summary
 	// does not read Interval, so the record it holds stays right after the
 	// interval is set.
-	k.sched.Update(old, v.rec)
-	v.rec.Interval = k.sched.Interval(v.rec)
+	sched.Update(old, v.rec)
+	v.rec.Interval = sched.Interval(v.rec)
 	rec, err := v.marshal()
 	if err != nil {
 		return fmt.Errorf("crawl: schedule of %s: %w", ent.URL, err)
 	}
-	out.Schedule = &frontier.Schedule{Due: v.rec.Due(), Record: rec}
+	out.Schedule, err = k.store.schedule(v.rec.Due(), rec, last, cp)
+	if err != nil {
+		return fmt.Errorf("crawl: schedule of %s: %w", ent.URL, err)
+	}
 	return nil
 }
 
-// continuousStats returns the continuous crawl's counters; zero when it is
-// not one.
-func (c *Crawler) continuousStats(f frontier.Stats) ContinuousStats {
-	k := c.cont
+// continuousStats returns k's counters, with the count of scheduled URLs
+// and of those the seen-set aged; zero when k is nil (not a continuous
+// crawl).
+func continuousStats(k *continuous, scheduled int64, aged uint64) ContinuousStats {
 	if k == nil {
 		return ContinuousStats{}
 	}
-	return ContinuousStats{Scheduled: f.Scheduled, Changed: k.changed.Load(), Unchanged: k.unchanged.Load(),
-		Dropped: k.dropped.Load(), PlannedRate: k.sched.PlannedRate(), Aged: f.Aged}
+	return ContinuousStats{Scheduled: scheduled, Changed: k.changed.Load(), Unchanged: k.unchanged.Load(),
+		Dropped: k.dropped.Load(), PlannedRate: k.sched.Load().PlannedRate(), Aged: aged}
 }
 
 // pace spaces events at most rate a second: each wait takes the next free
@@ -312,9 +403,9 @@ func newPace(rate float64) *pace {
 	return &pace{every: time.Duration(float64(time.Second) / rate)}
 }
 
-// wait blocks until the caller's slot; false when ctx ended first (the
-// slot is not given back: a stopping crawl needs none).
-func (p *pace) wait(ctx context.Context) bool {
+// wait blocks until the caller's slot; ctx's error when ctx ended first
+// (the slot is not given back: a stopping crawl needs none).
+func (p *pace) wait(ctx context.Context) error {
 	now := time.Now()
 	p.mu.Lock()
 	slot := p.next
@@ -325,14 +416,14 @@ func (p *pace) wait(ctx context.Context) bool {
 	p.mu.Unlock()
 	d := slot.Sub(now)
 	if d <= 0 {
-		return ctx.Err() == nil
+		return ctx.Err()
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
-		return true
+		return nil
 	case <-ctx.Done():
-		return false
+		return ctx.Err()
 	}
 }

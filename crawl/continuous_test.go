@@ -266,7 +266,6 @@ func TestContinuousOptions(t *testing.T) {
 		name string
 		mod  func(*Options)
 	}{
-		{"redis", func(o *Options) { o.Redis = &RedisOptions{URL: "redis://127.0.0.1:6379"} }},
 		{"budget", func(o *Options) { o.Continuous.Budget = -1 }},
 		{"bounds", func(o *Options) { o.Continuous.Revisit.Min, o.Continuous.Revisit.Max = time.Hour, time.Minute }},
 	} {

@@ -312,6 +312,9 @@ func (c *Crawler) Run(ctx context.Context) error {
 	} else {
 		c.startRedisStats(ctx, aux)
 		c.startHeartbeat(ctx, aux)
+		if c.cont != nil {
+			c.startSchedulerRebuilds(ctx, aux, c.cont)
+		}
 	}
 	interrupted, err := c.runWorkers(ctx, wctx, aux)
 	if err != nil {

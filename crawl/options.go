@@ -238,7 +238,10 @@ type Options struct {
 	// Continuous makes the crawl continuous: it runs until Run's context
 	// ends, fetching every URL again when the revisit schedule says (see
 	// ContinuousOptions). nil (default): the crawl ends when its queue
-	// is empty. Local mode only.
+	// is empty. In Redis mode every worker of the crawl sets it: the
+	// schedule, the records and the budget are shared in Redis, and the
+	// seen-set there does not age (every URL ever discovered stays in
+	// it).
 	Continuous *ContinuousOptions
 	// PayloadDigests bounds the payload index (in the store, or in
 	// Redis): the last PayloadDigests digests archived in full are
@@ -456,8 +459,6 @@ func (o *Options) Validate() error {
 		return invalid("Previous needs Dir: the crawl keeps the earlier crawls' capture history there")
 	case len(o.Previous) > 0 && o.Store != nil:
 		return invalid("Previous needs the crawl's own state (StateDir), not Options.Store")
-	case o.Continuous != nil && o.Redis != nil:
-		return invalid("Continuous is not supported in Redis mode: the schedule is in the local store")
 	case !(o.FalsePositiveRate > 0 && o.FalsePositiveRate < 1):
 		return invalid("FalsePositiveRate %g is not in (0, 1)", o.FalsePositiveRate)
 	case o.ExactDedup && o.FilterOnly:

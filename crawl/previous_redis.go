@@ -23,9 +23,10 @@ const workerStatePrefix = "state-"
 // Every worker reads the earlier crawls' directories itself (each state
 // opened read-only, with a shared lock) and keeps its copy of their
 // history, so that a fetch finds its URL's validators and earlier record
-// with one local read, as in local mode, and Redis holds no history: the
-// history of a crawl of millions of pages would need gigabytes of Redis
-// memory. The URLs to check again are queued once, by whichever workers
+// with one local read, as in local mode, and Redis holds no history of
+// them: the history of a crawl of millions of pages would need gigabytes
+// of Redis memory. (A continuous crawl keeps each scheduled URL's last
+// capture in Redis, with its schedule: continuous_redis.go.) The URLs to check again are queued once, by whichever workers
 // get to each batch first (queuePrevious).
 func (c *Crawler) openWorkerState() error {
 	o := c.opts

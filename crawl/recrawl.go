@@ -65,7 +65,10 @@ func (c *Crawler) openPrevious(srcs []previousSource) error {
 
 // recordCapture says in le what became of the URL against prev, counts it
 // (final attempts only), and records cp in this crawl's capture history.
-func (c *Crawler) recordCapture(res *fetch.Result, prev, cp *Capture, final bool, le *storage.Entry) error {
+// It returns the capture to record (cp, or nil when the fetch leaves the
+// URL's last capture as it was), also when there is no history to record
+// it in: a continuous crawl in Redis mode keeps it with the schedule.
+func (c *Crawler) recordCapture(res *fetch.Result, prev, cp *Capture, final bool, le *storage.Entry) (*Capture, error) {
 	if c.hasPrevious && final {
 		k := &c.counters.recrawl
 		switch {
@@ -94,11 +97,14 @@ func (c *Crawler) recordCapture(res *fetch.Result, prev, cp *Capture, final bool
 			le.Previous, le.PreviousDate = prev.RecordID, prev.Date
 		}
 	}
-	if c.history == nil || !final || res.Status == 304 && le.Recrawl != recrawlUnchanged {
-		return nil
+	if !final || res.Status == 304 && le.Recrawl != recrawlUnchanged {
+		return nil, nil
 	}
 	if le.Recrawl == recrawlUnchanged && cp.Status == 304 {
 		cp.Status = 200 // the payload is the earlier 200's
 	}
-	return c.history.add(cp)
+	if c.history == nil {
+		return cp, nil
+	}
+	return cp, c.history.add(cp)
 }

@@ -24,7 +24,7 @@ type redisMode struct {
 	// the robots.txt prerequisite (set before the robots cache).
 	robotsWaits robotsShared
 
-	mu      sync.Mutex // protects shared, fill, growth, exact, workers, err and at, and front's setting
+	mu      sync.Mutex // protects shared, fill, growth, exact, workers, err and at, and the setting of front and cont
 	shared  redisfrontier.Stats
 	fill    []float64
 	growth  *redisfrontier.GrowthStats // nil for a fixed filter
@@ -32,6 +32,9 @@ type redisMode struct {
 	workers []redisfrontier.WorkerInfo
 	err     error     // why the last read of the shared counters failed
 	at      time.Time // when they were last read
+	// cont is the Crawler's cont, for Stats, which may run while Run
+	// sets it.
+	cont *continuous
 }
 
 // startRedis connects to Redis and opens the shared seen-set, frontier and
@@ -89,17 +92,28 @@ func (c *Crawler) startRedis(ctx context.Context) error {
 		Lease:        o.Redis.Lease,
 		Now:          o.Now,
 		Started:      c.started,
+		Continuous:   o.Continuous != nil,
 	})
+	if errors.Is(err, redisfrontier.ErrNotContinuous) {
+		return fmt.Errorf("crawl: %w (every worker of a continuous crawl needs --continuous)", err)
+	}
 	if errors.Is(err, redisfrontier.ErrOrderMismatch) {
 		return fmt.Errorf("crawl: %w (every worker of a crawl needs the same --order)", err)
 	}
 	if err != nil {
 		return fmt.Errorf("crawl: %w", err)
 	}
-	// Stats reads front from other goroutines (a status server, the
-	// progress line) while Run starts.
+	var cont *continuous
+	if o.Continuous != nil {
+		if cont, err = c.openRedisContinuous(ctx, front); err != nil {
+			return err
+		}
+	}
+	// Stats reads front and cont from other goroutines (a status server,
+	// the progress line) while Run starts.
+	c.cont = cont
 	r.mu.Lock()
-	r.front = front
+	r.front, r.cont = front, cont
 	r.mu.Unlock()
 	if !o.NoRevisits {
 		c.payloads = redisPayloads{client: r.client, max: o.PayloadDigests}

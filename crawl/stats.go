@@ -220,7 +220,7 @@ func (c *Crawler) Stats() Stats {
 		s.Admission = frontier.AdmissionStats{Invalid: f.Invalid, TooDeep: f.TooDeep, TooManyRedirects: f.TooManyRedirects,
 			OutOfScope: f.OutOfScope, Filtered: f.Filtered, Limits: f.Limits}
 		s.Journal, s.Checkpoint = f.Journal, f.Checkpoint
-		s.Continuous = c.continuousStats(f)
+		s.Continuous = continuousStats(c.cont, f.Scheduled, f.Aged)
 	}
 	if c.filter != nil {
 		s.Filter = c.filter.stats()
@@ -241,11 +241,14 @@ func (c *Crawler) Stats() Stats {
 		rs := &RedisStats{Stats: r.shared, Fill: append([]float64(nil), r.fill...), Workers: append([]redisfrontier.WorkerInfo(nil), r.workers...), At: r.at, Err: r.err}
 		growth := r.growth // replaced whole by each refresh, never changed
 		exact := r.exact
+		cont := r.cont
 		r.mu.Unlock()
 		s.Redis = rs
 		s.Pages, s.Errors, s.Queued, s.Hosts, s.InFlight = rs.Pages, rs.Errors, rs.Queued, int(rs.Hosts), int(rs.Leased)
 		s.New, s.Duplicates, s.Retrying = rs.New, rs.Dup, rs.Retrying
 		s.Slowed, s.EverSlowed, s.Throttled = int(rs.Slowed), rs.EverSlowed, rs.Throttled
+		// The seen-set in Redis does not age: Aged stays 0.
+		s.Continuous = continuousStats(cont, rs.Scheduled, 0)
 		s.Filter = FilterStats{ExpectedURLs: c.opts.ExpectedURLs, Target: c.opts.FalsePositiveRate, Capacity: c.opts.ExpectedURLs}
 		if n := len(rs.Fill); n > 0 {
 			s.Filter.Fill = rs.Fill[n-1]

@@ -28,10 +28,15 @@ func (c *Crawler) work(ctx, fctx context.Context) error {
 		case err != nil:
 			return err
 		}
-		if k := c.cont; k != nil && k.budget != nil && !k.budget.wait(ctx) {
-			// Stopped while the entry waited for the budget: it stays
-			// queued for the next run.
-			return nil
+		if k := c.cont; k != nil && k.budget != nil {
+			if err := k.budget.wait(ctx); err != nil {
+				if ctx.Err() != nil {
+					// Stopped while the entry waited for the budget: it
+					// stays queued for the next run.
+					return nil
+				}
+				return fmt.Errorf("crawl: budget: %w", err)
+			}
 		}
 		out, until, ok, err := c.visit(fctx, ent)
 		if err != nil {
@@ -91,7 +96,7 @@ func (c *Crawler) visit(ctx context.Context, ent frontier.Entry) (out frontier.O
 		}
 		defer release()
 	}
-	prev, err := c.revisitCapture(ent.URL)
+	prev, err := c.revisitCapture(ctx, ent.URL)
 	if err != nil {
 		return out, time.Time{}, false, err
 	}
@@ -293,6 +298,7 @@ func (c *Crawler) record(ctx context.Context, ent frontier.Entry, res *fetch.Res
 		NearDuplicateOf: nd.of, Resemblance: nd.resemblance, Attempt: ent.Attempt + 1, RetryAt: out.RetryAt,
 		FetchedAt: a.at, DurationMS: a.took.Seconds() * 1000}
 	var warcBytes int64
+	var captured *Capture // the capture this fetch recorded
 	if ferr != nil {
 		c.counters.fetchErrors.Add(1)
 		out.Failed = true
@@ -336,7 +342,7 @@ func (c *Crawler) record(ctx context.Context, ent frontier.Entry, res *fetch.Res
 		if err != nil {
 			return err
 		}
-		if err := c.recordCapture(res, a.prev, cp, out.RetryAt.IsZero(), &le); err != nil {
+		if captured, err = c.recordCapture(res, a.prev, cp, out.RetryAt.IsZero(), &le); err != nil {
 			return err
 		}
 		le.WARCFile, le.WARCRecordID = ref.File, ref.ResponseID
@@ -365,7 +371,7 @@ func (c *Crawler) record(ctx context.Context, ent frontier.Entry, res *fetch.Res
 		}
 	}
 	if c.cont != nil && out.RetryAt.IsZero() {
-		if err := c.scheduleRevisit(ent, res, a.prev, a.at, &le, out); err != nil {
+		if err := c.scheduleRevisit(ctx, ent, res, a.prev, captured, a.at, &le, out); err != nil {
 			return err
 		}
 	}

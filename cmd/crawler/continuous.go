@@ -26,7 +26,7 @@ type continuousFlags struct {
 var errMaxTime = errors.New("crawler: --max-time reached")
 
 func (k *continuousFlags) define(fs *flag.FlagSet) {
-	fs.BoolVar(&k.on, "continuous", false, "keep crawling: every fetched URL is fetched again when its revisit interval has passed (conditional requests; an unchanged page is archived as a WARC revisit record, and the log line says changed or unchanged), the interval adapting to how often the page was seen to change, within --revisit-min and --revisit-max and the --budget; the crawl runs until SIGINT/SIGTERM or --max-time and resumes from its state. A URL answered 404 or 410 three visits in a row leaves the schedule. Local mode only")
+	fs.BoolVar(&k.on, "continuous", false, "keep crawling: every fetched URL is fetched again when its revisit interval has passed (conditional requests; an unchanged page is archived as a WARC revisit record, and the log line says changed or unchanged), the interval adapting to how often the page was seen to change, within --revisit-min and --revisit-max and the --budget; the crawl runs until SIGINT/SIGTERM or --max-time and resumes from its state. A URL answered 404 or 410 three visits in a row leaves the schedule. With --redis every worker gives --continuous: the schedule, the last captures and the --budget are the whole crawl's, in Redis, and the seen-set there does not age (it keeps every URL ever discovered)")
 	mark := func(name string) { k.set = append(k.set, "--"+name) }
 	fs.Func("revisit-min", "with --continuous: shortest interval between two fetches of a URL (default 1m)", func(s string) error {
 		mark("revisit-min")
@@ -45,7 +45,7 @@ func (k *continuousFlags) define(fs *flag.FlagSet) {
 		k.opts.Revisit.Policy = p
 		return nil
 	})
-	fs.Func("budget", "with --continuous: cap on the crawl's fetches, revisits and new URLs together, as N/s (or N/m, N/h; default: no cap); politeness applies as well, and the revisit schedule plans for it", func(s string) error {
+	fs.Func("budget", "with --continuous: cap on the crawl's fetches, revisits and new URLs together, as N/s (or N/m, N/h; default: no cap); politeness applies as well, and the revisit schedule plans for it. With --redis it caps all the workers together (give each the same)", func(s string) error {
 		mark("budget")
 		r, err := parseRate(s)
 		if err != nil {
@@ -65,9 +65,6 @@ func (k *continuousFlags) apply(o *crawl.Options) error {
 			return fmt.Errorf("%w: %s only with --continuous", errUsage, strings.Join(k.set, ", "))
 		}
 		return nil
-	}
-	if o.Redis != nil {
-		return fmt.Errorf("%w: --continuous is not supported with --redis (the revisit schedule is in the local state)", errUsage)
 	}
 	c := k.opts
 	o.Continuous = &c

@@ -96,7 +96,6 @@ func TestContinuousUsage(t *testing.T) {
 		want string
 	}{
 		{[]string{"--budget", "5/s", "http://a.test/"}, "--budget only with --continuous"},
-		{[]string{"--continuous", "--redis", "redis://127.0.0.1:6379", "http://a.test/"}, "not supported with --redis"},
 		{[]string{"--continuous", "--budget", "5/d", "http://a.test/"}, "want N/s"},
 		{[]string{"--continuous", "--revisit-policy", "often", "http://a.test/"}, "revisit-policy"},
 		{[]string{"--continuous", "--revisit-min", "-1s", "http://a.test/"}, "not positive"},
@@ -106,6 +105,49 @@ func TestContinuousUsage(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("crawl %q: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.want)
 		}
+	}
+}
+
+// TestContinuousRedisStarts: --continuous with --redis, once refused, runs
+// a continuous crawl with its schedule in Redis until --max-time: the
+// pages are fetched again (revisits logged changed or unchanged), and
+// the summary reports the crawl's schedule and that the seen-set in
+// Redis does not age.
+func TestContinuousRedisStarts(t *testing.T) {
+	_, prefix := statusRedis(t) // skips without Redis unless CI=true; deletes the keys after
+	const pages = 9
+	w, err := changeweb.Start(changeweb.Options{Seed: 5, Pages: pages, Hosts: 3, Fastest: 200 * time.Millisecond, Slowest: 20 * time.Second}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := runCrawler(t, context.Background(), "--seeds", writeSeeds(t, dir, w.Roots()), "--out", out, "--delay", "-1", "--allow-private",
+		"--concurrency", "3", "--expected-urls", "10000", "--redis", "redis://"+statusTestRedis, "--redis-prefix", prefix,
+		"--continuous", "--revisit-min", "200ms", "--revisit-max", "500ms", "--budget", "40/s", "--max-time", "2s")
+	if code != 0 {
+		t.Fatalf("crawl --continuous --redis exited %d:\n%s\n%s", code, stdout, stderr)
+	}
+	if want := fmt.Sprint(pages) + " URLs scheduled in the crawl"; !strings.Contains(stdout, want) || !strings.Contains(stdout, "does not age") {
+		t.Errorf("summary does not say %q and that the seen-set does not age:\n%s", want, stdout)
+	}
+	logs, _ := filepath.Glob(filepath.Join(out, "crawl-*.log.jsonl"))
+	if len(logs) != 1 {
+		t.Fatalf("worker logs %v, want one", logs)
+	}
+	recrawl := map[string]int{}
+	for _, e := range readLog(t, logs[0]) {
+		recrawl[e.Recrawl]++
+	}
+	if recrawl["new"] != pages || recrawl["changed"]+recrawl["unchanged"] < pages {
+		t.Errorf("log's recrawl fields %v, want %d new and at least as many revisits", recrawl, pages)
+	}
+	// crawler status reads the schedule's size from Redis; the crawl is
+	// not "finished" while its schedule holds URLs.
+	code, stdout, stderr = runStatusCmd(t, "--redis", "redis://"+statusTestRedis, "--redis-prefix", prefix)
+	if want := fmt.Sprintf("continuous: %d URLs scheduled", pages); code != 0 || !strings.Contains(stdout, want) || !strings.Contains(stdout, "continuous, waiting for the next URL due\n") && !strings.Contains(stdout, ": running\n") {
+		t.Errorf("status: exit %d, stderr %q, stdout:\n%s\nwant %q, running or waiting (not finished)", code, stderr, stdout, want)
 	}
 }
 

@@ -520,7 +520,10 @@ func printSummary(w io.Writer, cr *crawl.Crawler, interrupted, noSeed bool) {
 		fmt.Fprintf(w, "  recrawl           %d URLs captured before: %d unchanged (WARC revisits: %d bytes saved), %d changed, %d gone; %d new\n",
 			r.Previous, r.Unchanged, r.BytesSaved, r.Changed, r.Gone, r.New)
 	}
-	if k := s.Continuous; o.Continuous != nil {
+	if k := s.Continuous; o.Continuous != nil && redis {
+		fmt.Fprintf(w, "  continuous        %d URLs scheduled in the crawl; revisits by this worker: %d changed, %d unchanged; %d gone URLs dropped; the seen-set in Redis does not age; this worker's schedule plans %.3g revisits/s for the crawl\n",
+			k.Scheduled, k.Changed, k.Unchanged, k.Dropped, k.PlannedRate)
+	} else if o.Continuous != nil {
 		fmt.Fprintf(w, "  continuous        %d URLs scheduled; revisits: %d changed, %d unchanged; %d gone URLs dropped, %d URLs aged out of the seen-set; the schedule plans %.3g revisits/s\n",
 			k.Scheduled, k.Changed, k.Unchanged, k.Dropped, k.Aged, k.PlannedRate)
 	}

@@ -98,11 +98,14 @@ type redisStatusJSON struct {
 }
 
 // redisState is "not started" when the prefix holds no crawl, "finished"
-// when nothing is queued or out, else "running".
+// when nothing is queued, out or scheduled, a continuous crawl's waiting
+// state when only its schedule holds URLs, else "running".
 func redisState(params string, st redisfrontier.Stats) string {
 	switch {
 	case params == "" && st.Served == 0 && st.Queued == 0:
 		return "not started"
+	case st.Queued == 0 && st.Leased == 0 && st.Retrying == 0 && st.Scheduled > 0:
+		return "continuous, waiting for the next URL due"
 	case st.Queued == 0 && st.Leased == 0 && st.Retrying == 0:
 		return "finished"
 	}
@@ -131,6 +134,9 @@ func printStatus(w io.Writer, prefix, params string, st redisfrontier.Stats, exa
 		fmt.Fprintf(w, "hosts in flight by worker lease id: %s\n", b.String())
 	}
 	fmt.Fprintf(w, "discovered new %d, duplicates %d\n", st.New, st.Dup)
+	if st.Scheduled > 0 || st.Promoted > 0 {
+		fmt.Fprintf(w, "continuous: %d URLs scheduled, %d queued again when due\n", st.Scheduled, st.Promoted)
+	}
 	switch {
 	case exact != nil:
 		fmt.Fprintf(w, "duplicate check: exact, 0 pages lost to the filter: %d false positives caught and queued, of %d \"maybe seen\" answers checked\n", exact.Caught, exact.Checks)

@@ -198,6 +198,34 @@ func TestCluster(t *testing.T) {
 		}
 	})
 
+	t.Run("continuous schedule and pace", func(t *testing.T) {
+		// Two workers share one continuous crawl: its due set, records
+		// and pace sit on the frontier's slot with its queues.
+		workers := make([]*Frontier, 2)
+		for i := range workers {
+			c := dial(t, "cont:")
+			s, err := OpenSeen(ctx, c, SeenOptions{Filter: crawlFilter})
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := continuousOptions(nil)
+			o.Seen, o.Normalizer = s, testNormalizer(t)
+			if workers[i], err = Open(ctx, c, o); err != nil {
+				t.Fatal(err)
+			}
+		}
+		g := graph{n: 30}
+		var urls []string
+		for i := 0; i < g.n; i++ {
+			urls = append(urls, g.url(i))
+		}
+		if _, err := workers[0].AddSeeds(ctx, urls); err != nil {
+			t.Fatal(err)
+		}
+		testTwoWorkers(t, workers, urls)
+		testPaceShared(t, workers)
+	})
+
 	for _, order := range []frontier.Order{frontier.OrderFIFO, frontier.OrderInlinks} {
 		name, prefix := "frontier crawl", "crawl:"
 		if order == frontier.OrderInlinks {

@@ -202,6 +202,22 @@
 // its order and the sketch's shape and seed; a worker given another order
 // fails with [ErrOrderMismatch].
 //
+// # Continuous crawling
+//
+// With Options.Continuous (schedule.go) the frontier keeps the crawl's
+// revisit schedule, as frontier.Frontier does in its store: Done with an
+// Outcome.Schedule stores the URL's due time in a sorted set and its
+// visit record (the caller's record, with the host and entry that queue
+// it again) in a hash, in the script call that completes the lease, so
+// that a worker killed at any point leaves the URL leased (its lease's
+// expiry queues it again) or scheduled, never lost and never twice. Next
+// moves due URLs into their hosts' queues, 256 per script call, when the
+// earliest due time (returned with every reply of its script) has come,
+// and never reports a continuous crawl exhausted. [Frontier.ScheduleRecord]
+// and [Frontier.ScheduleRecords] read the records back. [Frontier.Pace]
+// spaces all the workers' fetches by one slot sequence kept in Redis, on
+// the server's clock (TIME): a crawl-wide budget.
+//
 // # Persistence and Redis restarts
 //
 // While Redis is unreachable (or loading, or failing over) every call

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -62,6 +63,13 @@ type Options struct {
 	// have roughly synchronized clocks: ready times and lease expiries are
 	// wall-clock milliseconds.
 	Now func() time.Time
+	// Continuous makes the frontier continuous (schedule.go): Done keeps
+	// a URL whose Outcome.Schedule is set in the crawl's due schedule,
+	// Next queues it again when due and never reports the crawl
+	// exhausted. Every worker of a continuous crawl sets it: Open
+	// refuses a worker without it once the crawl is continuous
+	// (ErrNotContinuous). Default false: Outcome.Schedule is ignored.
+	Continuous bool
 	// Started is when this worker's run began: AddSeeds queues again a
 	// seed given again whose failure record is older (a new run of the
 	// crawl), not one that failed since (in this run, before this worker
@@ -138,6 +146,13 @@ type Frontier struct {
 	// Failures count when it did: a change means the link broke since.
 	beaten    bool
 	beatFails uint64
+
+	// nextDue is the earliest due time in the schedule this worker knows
+	// of (Unix ms; noDue: none), read from every reply of nextScript and
+	// lowered by this worker's Dones; promoting holds a token while one
+	// goroutine promotes (schedule.go).
+	nextDue   atomic.Int64
+	promoting chan struct{}
 }
 
 // lease is an entry this worker holds, with its host's throttle
@@ -225,6 +240,14 @@ type stage struct {
 	// Counted are the indexes in Cands of the page's links, which
 	// OrderInlinks counts (each once).
 	Counted []int `json:"k,omitempty"`
+	// The schedule section of a continuous frontier's completion
+	// (scheduleArgs): "s" to schedule the URL SchedURL due at SchedDue
+	// (ms) with the visit record SchedVal, "d" to drop it, "" for
+	// neither.
+	SchedOp  string `json:"so,omitempty"`
+	SchedURL string `json:"su,omitempty"`
+	SchedDue int64  `json:"sd,omitempty"`
+	SchedVal []byte `json:"sv,omitempty"`
 }
 
 func decodeStage(s string) (stage, error) {
@@ -253,8 +276,15 @@ func Open(ctx context.Context, c *Client, opts Options) (*Frontier, error) {
 		tag: c.prefix + "f:{" + c.prefix + "f}",
 		adm: adm,
 		out: map[string][]lease{},
+
+		promoting: make(chan struct{}, 1),
 	}
+	// Unknown until the first reply: 0 makes the first Next look.
+	f.nextDue.Store(0)
 	if err := f.openOrder(ctx); err != nil {
+		return nil, err
+	}
+	if err := f.openContinuous(ctx); err != nil {
 		return nil, err
 	}
 	if err := f.loadScope(ctx); err != nil {
@@ -314,6 +344,13 @@ local now = tonumber(ARGV[2])
 local ttl = tonumber(ARGV[3])
 local token = ARGV[4]
 local maxPages = tonumber(ARGV[5])
+-- firstDue is the schedule's earliest due time (ms), '' if none or the
+-- frontier is not continuous (ARGV[6] ~= '1').
+local function firstDue()
+  if ARGV[6] ~= '1' then return '' end
+  local d = redis.call('ZRANGE', tag..':due', 0, 0, 'WITHSCORES')
+  return d[2] or ''
+end
 local ready, leases, tok, out, stg, stats, nxt =
   tag..':ready', tag..':leases', tag..':tok', tag..':out', tag..':stage', tag..':stats', tag..':next'
 local req = tag..':n:'..token
@@ -321,7 +358,7 @@ local held = redis.call('GET', req)
 if held and redis.call('HGET', tok, held) == token then
   local st = redis.call('HGET', stg, held)
   if st then return {'stage', held, st, redis.call('HGET', out, held) or ''} end
-  return {'ok', held, redis.call('HGET', out, held) or '', redis.call('GET', tag..':scopever') or '', redis.call('HGET', tag..':thr', held) or ''}
+  return {'ok', held, redis.call('HGET', out, held) or '', redis.call('GET', tag..':scopever') or '', redis.call('HGET', tag..':thr', held) or '', firstDue()}
 end
 local expired = redis.call('ZRANGEBYSCORE', leases, '-inf', now, 'LIMIT', 0, 100)
 for _, h in ipairs(expired) do
@@ -368,7 +405,7 @@ while true do
   if #r == 0 then
     local nr = redis.call('ZRANGE', ready, 0, 0, 'WITHSCORES')
     local nl = redis.call('ZRANGE', leases, 0, 0, 'WITHSCORES')
-    return {'wait', nr[2] or '', nl[2] or '', redis.call('ZCARD', ready), redis.call('ZCARD', leases)}
+    return {'wait', nr[2] or '', nl[2] or '', redis.call('ZCARD', ready), redis.call('ZCARD', leases), firstDue()}
   end
   local h = r[1]
   -- A due retry goes first; one not due never holds the queue back.
@@ -392,7 +429,7 @@ while true do
     local served = redis.call('HINCRBY', stats, 'served', 1)
     if inl then redis.call('HSET', tag..':srv', h, served) end
     redis.call('SET', req, h, 'PX', ttl)
-    return {'ok', h, e, redis.call('GET', tag..':scopever') or '', redis.call('HGET', tag..':thr', h) or ''}
+    return {'ok', h, e, redis.call('GET', tag..':scopever') or '', redis.call('HGET', tag..':thr', h) or '', firstDue()}
   end
 end
 `
@@ -412,7 +449,10 @@ return 1
 // ARGV: tag, host, token, now, delay ms, fetched, failed, dup, guard,
 // retry record ("" for none), its due time (ms), the host's new throttle
 // in ms ("" to leave it, 0 to drop it), whether the answer was throttling
-// ("1"), whether the request got a response ("1"), then pairs of (host,
+// ("1"), whether the request got a response ("1"), the schedule section
+// (ARGV[15..18]: ” for none, 'd' to drop the URL ARGV[16] from the
+// schedule, 's' to schedule it due at ARGV[17] ms with the visit record
+// ARGV[18]; schedule.go), then pairs of (host,
 // entry). An entry that ended failed without
 // a retry leaves its record in the failed hash (see RetryFailed). A retry
 // record waits in the host's
@@ -429,8 +469,8 @@ if h ~= '' then
 elseif redis.call('SET', ARGV[9], '1', 'NX') == false then
   return 0
 end
-local members, counts, first, chunk = nil, nil, 18, nil
-if inl then members, counts, first, chunk = countLinks(tag, 15) end
+local members, counts, first, chunk = nil, nil, 22, nil
+if inl then members, counts, first, chunk = countLinks(tag, 19) end
 local n = 0
 if inl then n = enqueueAll(tag, h, now, first, members, counts, chunk) end
 for i = first, #ARGV, 2 do
@@ -483,6 +523,15 @@ if h ~= '' then
   end
   if ARGV[13] == '1' then redis.call('HINCRBY', stats, 'throttled', 1) end
   if ARGV[14] == '1' then redis.call('HINCRBY', stats, 'responses', 1) end
+  -- The schedule changes with the completion: the URL is leased until
+  -- here, scheduled (or dropped) from here on.
+  if ARGV[15] == 's' then
+    redis.call('ZADD', tag..':due', tonumber(ARGV[17]), ARGV[16])
+    redis.call('HSET', tag..':sched', ARGV[16], ARGV[18])
+  elseif ARGV[15] == 'd' then
+    redis.call('ZREM', tag..':due', ARGV[16])
+    redis.call('HDEL', tag..':sched', ARGV[16])
+  end
   local rq = tag..':rq:'..h
   if ARGV[10] ~= '' then
     redis.call('ZADD', rq, tonumber(ARGV[11]), ARGV[10])
@@ -613,7 +662,8 @@ func (f *Frontier) added(adds []record, segs [][]string) {
 // commit runs doneScript.
 func (f *Frontier) commit(ctx context.Context, host, token string, fetched, failed bool, delay time.Duration, dup uint64, guard string, st stage, adds []record) (bool, error) {
 	args := []any{f.tag, host, token, f.nowMS(), delay.Milliseconds(), b01(fetched), b01(failed), dup, guard,
-		st.Retry, st.RetryDue, st.Throttle, b01(st.Throttled), b01(st.Responded)}
+		st.Retry, st.RetryDue, st.Throttle, b01(st.Throttled), b01(st.Responded),
+		st.SchedOp, st.SchedURL, st.SchedDue, st.SchedVal}
 	queue, err := f.queueArgs(st, adds)
 	if err != nil {
 		return false, err
@@ -644,17 +694,21 @@ func b01(b bool) int {
 // dead workers: their entries go back to the head of their queues, and a
 // completion a dead worker had staged is finished here. It returns
 // frontier.ErrExhausted when no host has queued entries and no lease is
-// outstanding, frontier.ErrPageLimit when Options.MaxPages entries were
+// outstanding (never in a continuous frontier: it waits for the
+// schedule's earliest due time), frontier.ErrPageLimit when Options.MaxPages entries were
 // handed out and no lease is outstanding, or the context's error. Every
 // entry handed out must be reported to Done.
 func (f *Frontier) Next(ctx context.Context) (frontier.Entry, error) {
 	for {
+		if err := f.promote(ctx); err != nil {
+			return frontier.Entry{}, err
+		}
 		token := f.opts.Seen.NewBatchID()
 		var res any
 		err := f.c.retry(ctx, func(ctx context.Context) error {
 			var err error
 			res, err = nextScript.Run(ctx, f.c.rdb, []string{f.key("ready")},
-				f.tag, f.nowMS(), f.opts.Lease.Milliseconds(), token, max(f.opts.MaxPages, 0)).Result()
+				f.tag, f.nowMS(), f.opts.Lease.Milliseconds(), token, max(f.opts.MaxPages, 0), b01(f.opts.Continuous)).Result()
 			return err
 		})
 		if err != nil {
@@ -663,6 +717,13 @@ func (f *Frontier) Next(ctx context.Context) (frontier.Entry, error) {
 		nr, err := decodeNext(res)
 		if err != nil {
 			return frontier.Entry{}, err
+		}
+		if f.opts.Continuous && (nr.kind == "ok" || nr.kind == "wait") {
+			if nr.hasDue {
+				f.nextDue.Store(nr.due)
+			} else {
+				f.nextDue.Store(noDue)
+			}
 		}
 		switch nr.kind {
 		case "ok":
@@ -696,11 +757,15 @@ func (f *Frontier) Next(ctx context.Context) (frontier.Entry, error) {
 			}
 			continue
 		default: // "wait"
-			if nr.ready == 0 && nr.leased == 0 {
+			if nr.ready == 0 && nr.leased == 0 && !f.opts.Continuous {
 				return frontier.Entry{}, frontier.ErrExhausted
 			}
 			wait := f.opts.Poll
 			now := f.nowMS()
+			if nr.hasDue {
+				// A continuous crawl waits for its schedule.
+				wait = min(wait, time.Duration(nr.due-now)*time.Millisecond)
+			}
 			if nr.hasReady {
 				wait = min(wait, time.Duration(nr.readyAt-now)*time.Millisecond)
 			}
@@ -769,8 +834,16 @@ func (f *Frontier) takeLease(e frontier.Entry) (lease, error) {
 // handed to another worker: Done then queues nothing (the other fetch will
 // discover the same links) and returns nil. With out.RetryAt set, the URL
 // waits in its host's retry set and is handed out again, as attempt
-// e.Attempt+1, once due; the host's other URLs go on meanwhile.
+// e.Attempt+1, once due; the host's other URLs go on meanwhile. In a
+// continuous frontier, out.Schedule is stored (or, nil, the URL dropped
+// from the schedule) by the script that completes the lease
+// (schedule.go); a retry leaves the URL's schedule as it is.
 func (f *Frontier) Done(ctx context.Context, e frontier.Entry, out frontier.Outcome) error {
+	if f.opts.Continuous {
+		if err := checkSchedule(e.URL, out.Schedule); err != nil {
+			return err
+		}
+	}
 	l, err := f.takeLease(e)
 	if err != nil {
 		return err
@@ -826,6 +899,15 @@ func (f *Frontier) Done(ctx context.Context, e frontier.Entry, out frontier.Outc
 	})
 	st := stage{Batch: f.opts.Seen.NewBatchID(), Fetched: out.Fetched, Failed: out.Failed, DelayMS: delay.Milliseconds(), Cands: cands,
 		Throttle: throttle, Throttled: out.Fetched && out.Throttled, Responded: out.Responded, Counted: counted}
+	if out.RetryAt.IsZero() {
+		// A retried fetch keeps the URL's schedule as it is: the retry
+		// record holds the URL meanwhile.
+		var val string
+		st.SchedOp, st.SchedDue, val = f.scheduleArgs(l.host, e, out.Schedule)
+		if st.SchedOp != "" {
+			st.SchedURL, st.SchedVal = e.URL, []byte(val)
+		}
+	}
 	if !out.RetryAt.IsZero() {
 		// The URL comes back from the host's retry set when due, as
 		// attempt Attempt+1; the host's other URLs go on meanwhile.
@@ -861,6 +943,9 @@ func (f *Frontier) Done(ctx context.Context, e frontier.Entry, out frontier.Outc
 	queued, err := f.commit(ctx, l.host, l.token, out.Fetched, out.Failed, delay, dup, "", st, adds)
 	if queued {
 		f.added(adds, segs)
+		if st.SchedOp == "s" {
+			f.learnDue(st.SchedDue)
+		}
 	}
 	return err
 }
@@ -1121,6 +1206,11 @@ type Stats struct {
 	Retried   uint64 // fetches that failed transiently and were kept for a retry (Outcome.RetryAt)
 	Responses uint64 // completed entries whose request got an HTTP response (Outcome.Responded)
 	Retrying  int64  // retry records waiting in the hosts' retry sets
+	// Scheduled counts the URLs in a continuous crawl's schedule (those
+	// due and queued again included; schedule.go), Promoted the URLs
+	// moved from it into the queues when due.
+	Scheduled int64
+	Promoted  uint64
 	// Adaptive politeness across the workers: hosts whose delay a 429
 	// or 503 raised now (Slowed), times a host went from its normal pace
 	// to slowed (EverSlowed), and answers that asked to slow down.
@@ -1170,10 +1260,14 @@ func readStats(ctx context.Context, c *Client, tag string) (Stats, error) {
 		st.Served, st.Done, st.Pages, st.Errors = u("served"), u("done"), u("pages"), u("errors")
 		st.New, st.Dup, st.Requeued, st.Reclaimed, st.Reaped = u("new"), u("dup"), u("requeued"), u("reclaimed"), u("reaped")
 		st.Retried, st.EverSlowed, st.Throttled, st.Responses = u("retried"), u("slowed"), u("throttled"), u("responses")
+		st.Promoted = u("promoted")
 		if bad != nil {
 			return bad
 		}
 		if st.Leased, err = c.rdb.ZCard(ctx, tag+":leases").Result(); err != nil {
+			return err
+		}
+		if st.Scheduled, err = scheduledCount(ctx, c, tag); err != nil {
 			return err
 		}
 		if st.Slowed, err = c.rdb.HLen(ctx, tag+":thr").Result(); err != nil {

@@ -207,7 +207,7 @@ const (
 	keySeed    = "s" // a seed: ranks above every count, not read
 )
 
-// queueArgs returns the done script's arguments from ARGV[15] on: the
+// queueArgs returns the done script's arguments from ARGV[19] on: the
 // count section (the number of keys, the sketch's rows, countChunk, then
 // per key its host, member, kind and counter indexes: the page's counted
 // links, then the new URLs that are not among them) and the entries to

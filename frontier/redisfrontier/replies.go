@@ -138,6 +138,10 @@ type nextReply struct {
 	leased, ready    int64
 	readyAt, expiry  int64
 	hasReady, hasExp bool
+	// ok and wait: the schedule's earliest due time (ms; hasDue false
+	// when it is empty or the frontier is not continuous).
+	due    int64
+	hasDue bool
 }
 
 // decodeNext checks and decodes a reply of nextScript.
@@ -151,10 +155,11 @@ func decodeNext(v any) (nextReply, error) {
 	var r *reply
 	switch kind {
 	case "ok":
-		r = newReply("next", v, 5)
+		r = newReply("next", v, 6)
 		nr.host, nr.entry, nr.scopeVer = r.str(1), r.str(2), r.str(3)
 		ms, _ := r.millis(4)
 		nr.throttle = time.Duration(ms) * time.Millisecond
+		nr.due, nr.hasDue = r.millis(5)
 	case "stage":
 		// The fourth element, the entry out, is for a reader of the
 		// reply: finishing a stage needs only its host and blob.
@@ -164,10 +169,11 @@ func decodeNext(v any) (nextReply, error) {
 		r = newReply("next", v, 2)
 		nr.leased = r.int(1)
 	case "wait":
-		r = newReply("next", v, 5)
+		r = newReply("next", v, 6)
 		nr.readyAt, nr.hasReady = r.millis(1)
 		nr.expiry, nr.hasExp = r.millis(2)
 		nr.ready, nr.leased = r.int(3), r.int(4)
+		nr.due, nr.hasDue = r.millis(5)
 	default:
 		return nextReply{}, fmt.Errorf("%w: next replied %s first, want ok, stage, limit or wait", ErrCorrupt, describeReply(arr[0]))
 	}

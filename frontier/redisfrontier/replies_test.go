@@ -17,16 +17,19 @@ func TestDecodeNext(t *testing.T) {
 		reply any
 		want  nextReply
 	}{
-		{[]any{"ok", "a.example", `{"u":"http://a.example/"}`, "3", ""},
+		{[]any{"ok", "a.example", `{"u":"http://a.example/"}`, "3", "", ""},
 			nextReply{kind: "ok", host: "a.example", entry: `{"u":"http://a.example/"}`, scopeVer: "3"}},
-		{[]any{"ok", "a.example", `{"u":"http://a.example/"}`, "3", "500"},
+		{[]any{"ok", "a.example", `{"u":"http://a.example/"}`, "3", "", "1700000000789"},
+			nextReply{kind: "ok", host: "a.example", entry: `{"u":"http://a.example/"}`, scopeVer: "3", due: 1700000000789, hasDue: true}},
+		{[]any{"ok", "a.example", `{"u":"http://a.example/"}`, "3", "500", ""},
 			nextReply{kind: "ok", host: "a.example", entry: `{"u":"http://a.example/"}`, scopeVer: "3", throttle: 500 * time.Millisecond}},
 		{[]any{"stage", "a.example", `{"b":"x"}`, ""},
 			nextReply{kind: "stage", host: "a.example", stage: `{"b":"x"}`}},
 		{[]any{"limit", int64(2)}, nextReply{kind: "limit", leased: 2}},
-		{[]any{"wait", "", "", int64(0), int64(0)}, nextReply{kind: "wait"}},
-		{[]any{"wait", "1700000000123", "1700000000456", int64(4), int64(1)},
-			nextReply{kind: "wait", readyAt: 1700000000123, hasReady: true, expiry: 1700000000456, hasExp: true, ready: 4, leased: 1}},
+		{[]any{"wait", "", "", int64(0), int64(0), ""}, nextReply{kind: "wait"}},
+		{[]any{"wait", "1700000000123", "1700000000456", int64(4), int64(1), "1700000000789"},
+			nextReply{kind: "wait", readyAt: 1700000000123, hasReady: true, expiry: 1700000000456, hasExp: true, ready: 4, leased: 1,
+				due: 1700000000789, hasDue: true}},
 	}
 	for _, tt := range good {
 		got, err := decodeNext(tt.reply)
@@ -46,23 +49,27 @@ func TestDecodeNext(t *testing.T) {
 		[]any{"done"},
 		[]any{"ok", "a.example", `{"u":"http://a.example/"}`},
 		[]any{"ok", "a.example", `{"u":"http://a.example/"}`, "3"},
-		[]any{"ok", "a.example", int64(7), "3", ""},
-		[]any{"ok", "", `{"u":"http://a.example/"}`, "3", ""},
-		[]any{"ok", "a.example", `{"u":"http://a.example/"}`, "3", "", "extra"},
-		[]any{"ok", "a.example", `{"u":"http://a.example/"}`, "3", "soon"},
-		[]any{"ok", "a.example", `{"u":"http://a.example/"}`, "3", "-5"},
-		[]any{"ok", "a.example", `{"u":"http://a.example/"}`, "3", int64(5)},
+		[]any{"ok", "a.example", `{"u":"http://a.example/"}`, "3", ""},
+		[]any{"ok", "a.example", int64(7), "3", "", ""},
+		[]any{"ok", "", `{"u":"http://a.example/"}`, "3", "", ""},
+		[]any{"ok", "a.example", `{"u":"http://a.example/"}`, "3", "", "", "extra"},
+		[]any{"ok", "a.example", `{"u":"http://a.example/"}`, "3", "soon", ""},
+		[]any{"ok", "a.example", `{"u":"http://a.example/"}`, "3", "-5", ""},
+		[]any{"ok", "a.example", `{"u":"http://a.example/"}`, "3", int64(5), ""},
+		[]any{"ok", "a.example", `{"u":"http://a.example/"}`, "3", "", "later"},
+		[]any{"ok", "a.example", `{"u":"http://a.example/"}`, "3", "", int64(5)},
 		[]any{"stage", "a.example"},
 		[]any{"stage", nil, "{}", ""},
 		[]any{"limit"},
 		[]any{"limit", "2"},
 		[]any{"limit", int64(-1)},
-		[]any{"wait", "", "", "0", int64(0)},
-		[]any{"wait", "", "", int64(0), nil},
-		[]any{"wait", "", "", int64(0)},
-		[]any{"wait", "soon", "", int64(1), int64(0)},
-		[]any{"wait", "", int64(5), int64(1), int64(0)},
-		[]any{"wait", "", "", int64(-3), int64(0)},
+		[]any{"wait", "", "", "0", int64(0), ""},
+		[]any{"wait", "", "", int64(0), nil, ""},
+		[]any{"wait", "", "", int64(0), int64(0)},
+		[]any{"wait", "soon", "", int64(1), int64(0), ""},
+		[]any{"wait", "", int64(5), int64(1), int64(0), ""},
+		[]any{"wait", "", "", int64(-3), int64(0), ""},
+		[]any{"wait", "", "", int64(0), int64(0), "later"},
 	}
 	for _, v := range bad {
 		got, err := decodeNext(v)
@@ -136,13 +143,13 @@ func TestMalformedRepliesAreErrors(t *testing.T) {
 	}
 
 	t.Run("next, well-formed wait", func(t *testing.T) {
-		swapScript(t, &nextScript, `return {'wait', '', '', 0, 0}`)
+		swapScript(t, &nextScript, `return {'wait', '', '', 0, 0, ''}`)
 		if _, err := f.Next(ctx); !errors.Is(err, frontier.ErrExhausted) {
 			t.Fatalf("Next = %v, want ErrExhausted (the control case)", err)
 		}
 	})
 	for name, src := range map[string]string{
-		"next, counts as strings": `return {'wait', '', '', '0', '0'}`,
+		"next, counts as strings": `return {'wait', '', '', '0', '0', ''}`,
 		"next, short wait":        `return {'wait', '', ''}`,
 		"next, unknown kind":      `return {'done'}`,
 		"next, not an array":      `return 'ok'`,
