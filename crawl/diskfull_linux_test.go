@@ -48,6 +48,9 @@ func mountTmpfs(t *testing.T, size string) (dir string, resize func(size string)
 // must fetch every expected URL (at most the fetches under way at the
 // failure twice), with a crawl log and WARC files that read back whole.
 func TestDiskFull(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a statistical crawl of thousands of pages, five to ten times slower under the race detector: .ci/run runs it without -race (racetests); the same code paths are race-tested on smaller crawls")
+	}
 	w, expect := startWeb(t, testweb.Options{Seed: 7, Hosts: 6, Pages: 3000}, testweb.ExpectOptions{})
 	want := expect.Fetched()
 	const concurrency = 8

@@ -36,6 +36,9 @@ func redisWebURLs(t *testing.T, w *testweb.Web, n int, expected uint64, rate flo
 // checked against the fingerprints in Redis, in the seen-set's script, and
 // the workers together fetch exactly the expected URLs, each once.
 func TestRedisExactDedupCoverage(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a statistical crawl of thousands of pages, five to ten times slower under the race detector: .ci/run runs it without -race (racetests); the same code paths are race-tested on smaller crawls")
+	}
 	w, expect := startWeb(t, testweb.Options{Seed: 15, Hosts: 6, Pages: 1500}, testweb.ExpectOptions{})
 	want := expect.Fetched()
 
@@ -58,6 +61,9 @@ func TestRedisExactDedupCoverage(t *testing.T) {
 // mode: two filter-only crawls of one web (one worker each) lose different
 // URLs, as each new crawl's first worker salts the seen-set afresh.
 func TestRedisFilterOnlySaltedLosses(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a statistical crawl of thousands of pages, five to ten times slower under the race detector: .ci/run runs it without -race (racetests); the same code paths are race-tested on smaller crawls")
+	}
 	w, expect := startWeb(t, testweb.Options{Seed: 17, Hosts: 4, Pages: 1500}, testweb.ExpectOptions{})
 	want := expect.Fetched()
 	lost := func() []string {

@@ -29,6 +29,9 @@ func crawlExactWeb(t *testing.T, w *testweb.Web, filterOnly bool, exactMemory in
 // negative in the store), and the crawl fetches exactly the expected URLs,
 // each once, and reports none lost.
 func TestExactDedupCoverage(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a statistical crawl of thousands of pages, five to ten times slower under the race detector: .ci/run runs it without -race (racetests); the same code paths are race-tested on smaller crawls")
+	}
 	w, expect := startWeb(t, testweb.Options{Seed: 15, Hosts: 6, Pages: 1500}, testweb.ExpectOptions{})
 	want := expect.Fetched()
 
@@ -117,6 +120,9 @@ func TestExactDedupResumeMode(t *testing.T) {
 // positives: each crawl salts its filter afresh, so that no URL is lost by
 // every crawl (unsalted, both would lose exactly the same ones).
 func TestFilterOnlySaltedLosses(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a statistical crawl of thousands of pages, five to ten times slower under the race detector: .ci/run runs it without -race (racetests); the same code paths are race-tested on smaller crawls")
+	}
 	w, expect := startWeb(t, testweb.Options{Seed: 17, Hosts: 4, Pages: 1500}, testweb.ExpectOptions{})
 	want := expect.Fetched()
 	lost := func() []string {
@@ -160,6 +166,9 @@ func TestFilterOnlySaltedLosses(t *testing.T) {
 // every segment layer is full long before it freezes; mlbf's
 // shuffled-dataset test, whose generations froze full, is within 1.15x.
 func TestLostToFilterEstimate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a statistical crawl of thousands of pages, five to ten times slower under the race detector: .ci/run runs it without -race (racetests); the same code paths are race-tested on smaller crawls")
+	}
 	w, expect := startWeb(t, testweb.Options{Seed: 18, Hosts: 8, Pages: 3000}, testweb.ExpectOptions{})
 	n := uint64(len(expect.Fetched()))
 	for _, tc := range []struct {

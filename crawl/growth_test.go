@@ -32,6 +32,9 @@ func growthOptions(fixed bool) func(*Options) {
 // generations; its snapshots, taken while it grows, resume
 // as a growing filter whatever the resumed crawl's options say.
 func TestFilterGrowth(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a statistical crawl of thousands of pages, five to ten times slower under the race detector: .ci/run runs it without -race (racetests); the same code paths are race-tested on smaller crawls")
+	}
 	web := testweb.Options{Seed: 15, Hosts: 6, Pages: 1500}
 	w, want := startWeb(t, web, testweb.ExpectOptions{})
 	entries, c, _ := crawlWeb(t, w, growthOptions(true))
@@ -87,6 +90,9 @@ func TestFilterGrowth(t *testing.T) {
 // nothing twice; a worker started with a fixed filter against it is
 // refused, with the flags to check.
 func TestFilterGrowthRedis(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a statistical crawl of thousands of pages, five to ten times slower under the race detector: .ci/run runs it without -race (racetests); the same code paths are race-tested on smaller crawls")
+	}
 	prefix := testRedisPrefix(t, "growth")
 	w, want := startWeb(t, testweb.Options{Seed: 15, Hosts: 6, Pages: 1500}, testweb.ExpectOptions{})
 	dir := t.TempDir()

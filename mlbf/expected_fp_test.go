@@ -16,6 +16,9 @@ import (
 // integrateRate's 64 Simpson intervals against a 20,000-step midpoint sum
 // of the same rate, from an empty filter to one past its capacity.
 func TestExpectedFalsePositivesIntegral(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a statistical check on hundreds of thousands of URLs, single-goroutine: .ci/run runs it without -race (racetests)")
+	}
 	for _, tc := range []struct {
 		k    int
 		load float64 // keys over capacity
@@ -86,6 +89,9 @@ func datasetKeys(tb testing.TB, name string) [][]string {
 // FalsePositiveRate, the estimate it replaced, is shown beside it: 5-6x
 // too high.
 func TestExpectedFalsePositivesDataset(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a statistical check on hundreds of thousands of URLs, single-goroutine: .ci/run runs it without -race (racetests)")
+	}
 	keys := datasetKeys(t, "govuk_transition_old.txt.gz") // 489,891 URLs, 499 hosts, deep paths
 	for _, tc := range []struct {
 		capacity uint64
@@ -133,6 +139,9 @@ func len64[T any](s []T) uint64 { return uint64(len(s)) }
 // rate, the worst case) does not know: it is then an upper one, 1.44x on
 // this file.
 func TestScalableExpectedFalsePositives(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a statistical check on hundreds of thousands of URLs, single-goroutine: .ci/run runs it without -race (racetests)")
+	}
 	keys := datasetKeys(t, "govuk_transition_old.txt.gz")
 	shuffled := slices.Clone(keys)
 	rand.New(rand.NewPCG(1, 2)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })

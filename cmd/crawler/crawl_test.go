@@ -114,6 +114,9 @@ func checkServed(t *testing.T, hosts []*testsite.Host, want []string, maxDup, ru
 }
 
 func TestCrawlEndToEnd(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a crawl of thousands of pages in child processes, five to ten times slower under the race detector: .ci/run runs it without -race (racetests); the engine's concurrency is race-tested in package crawl")
+	}
 	if testing.Short() {
 		t.Skip("end-to-end crawl of 5,000 pages skipped in -short mode")
 	}
@@ -205,6 +208,9 @@ func checkLogFields(t *testing.T, entries []storage.Entry) {
 // the union of the logs: every expected URL fetched, and only URLs in
 // flight at the kill fetched twice.
 func TestCrawlKill9(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a crawl of thousands of pages in child processes, five to ten times slower under the race detector: .ci/run runs it without -race (racetests); the engine's concurrency is race-tested in package crawl")
+	}
 	if testing.Short() {
 		t.Skip("kill -9 test skipped in -short mode")
 	}

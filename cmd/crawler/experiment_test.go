@@ -24,6 +24,9 @@ func runCmd(stdin string, args ...string) (code int, stdout, stderr string) {
 }
 
 func TestExperimentFP(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a crawl of thousands of pages in child processes, five to ten times slower under the race detector: .ci/run runs it without -race (racetests); the engine's concurrency is race-tested in package crawl")
+	}
 	var b strings.Builder
 	for i := range 2000 {
 		fmt.Fprintf(&b, "%d\thttp://h%d.example/p/%d\n", i, i%30, i)

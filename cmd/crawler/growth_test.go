@@ -12,6 +12,9 @@ import (
 // filter, taken every 100 ms while it grows, and the journal replayed into
 // it lose no URL, and the summary says how it grew.
 func TestFilterGrowthKill9(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a crawl of thousands of pages in child processes, five to ten times slower under the race detector: .ci/run runs it without -race (racetests); the engine's concurrency is race-tested in package crawl")
+	}
 	stdout, stderr := crawlKill9Resume(t, "--filter-only", "--expected-urls", "200", "--fp-target", "1e-6")
 	m := regexp.MustCompile(`duplicate filter  \d+ URLs in (\d+) generations`).FindStringSubmatch(stdout + stderr)
 	if m == nil {

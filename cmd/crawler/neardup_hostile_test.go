@@ -14,6 +14,9 @@ import (
 // and session-id traps repeat their pages, so the crawl stops following
 // them at their first repeat instead of at the trap limits.
 func TestSkipNearDuplicateLinksHostile(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a crawl of thousands of pages in child processes, five to ten times slower under the race detector: .ci/run runs it without -race (racetests); the engine's concurrency is race-tested in package crawl")
+	}
 	site := hostile.Start(hostile.Options{})
 	defer site.Close()
 	crawl := func(extra ...string) (fetched, near int, stdout string) {
