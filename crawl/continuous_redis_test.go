@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/layercrawl/layercrawl/frontier/redisfrontier"
 	"github.com/layercrawl/layercrawl/internal/changeweb"
 	"github.com/layercrawl/layercrawl/revisit"
 	"github.com/layercrawl/layercrawl/storage"
@@ -61,6 +62,18 @@ func TestContinuousRedis(t *testing.T) {
 		if !errors.Is(err, context.DeadlineExceeded) || stopper.first.IsZero() {
 			t.Fatalf("worker %d returned %v, want it to run until stopped", i, err)
 		}
+	}
+	// A stopping worker hands back the entries it took and did not
+	// finish (those waiting for the budget, with a budget the schedule
+	// asks more of): no host stays leased to a worker that left, which
+	// would hold its site until the lease expired.
+	rc, err := redisfrontier.Dial(context.Background(), redisfrontier.Config{URL: "redis://" + capturesTestRedis, Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	if st, err := redisfrontier.ReadStats(context.Background(), rc); err != nil || st.Leased != 0 {
+		t.Errorf("after both workers stopped: %d hosts leased (err %v), want 0", st.Leased, err)
 	}
 	var changed, unchanged uint64
 	for i, c := range crawlers {

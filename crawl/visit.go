@@ -33,6 +33,7 @@ func (c *Crawler) work(ctx, fctx context.Context) error {
 				if ctx.Err() != nil {
 					// Stopped while the entry waited for the budget: it
 					// stays queued for the next run.
+					c.handBack(ctx, ent)
 					return nil
 				}
 				return fmt.Errorf("crawl: budget: %w", err)
@@ -43,6 +44,7 @@ func (c *Crawler) work(ctx, fctx context.Context) error {
 			return err
 		}
 		if !ok {
+			c.handBack(fctx, ent)
 			return fctx.Err()
 		}
 		if !until.IsZero() {
@@ -58,6 +60,24 @@ func (c *Crawler) work(ctx, fctx context.Context) error {
 			return fmt.Errorf("crawl: %w", err)
 		}
 		c.counters.done.observe(time.Since(start))
+	}
+}
+
+// handBack returns ent, which a stopping worker took but did not finish,
+// to the queue of a Redis crawl at once (the local frontier keeps it
+// queued in its state). Left leased, it would wait for its lease to
+// expire (2 minutes by default) before any worker fetched its host
+// again: the worker leaves the workers' list as it stops, so the
+// heartbeats do not end its leases, and a continuous crawl restarted
+// within the lease fetched nothing from its site.
+func (c *Crawler) handBack(ctx context.Context, ent frontier.Entry) {
+	if c.redis == nil {
+		return
+	}
+	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), redisStatsInterval)
+	defer cancel()
+	if err := c.redis.front.Defer(hctx, ent, c.opts.Now()); err != nil {
+		c.opts.Logger.Warn("an entry this worker took was not handed back: its host waits for the lease to expire", "url", ent.URL, "err", err)
 	}
 }
 

@@ -471,7 +471,7 @@ func printSummary(w io.Writer, cr *crawl.Crawler, interrupted, noSeed bool) {
 	state := "finished: frontier empty"
 	switch {
 	case interrupted && redis:
-		state = "interrupted: entries this worker had out go to another worker when their lease expires"
+		state = "interrupted: the entries this worker had out are back in the shared queues"
 	case interrupted:
 		state = "interrupted: state saved, rerun with the same --state to resume"
 	case noSeed:
