@@ -127,6 +127,9 @@ func TestRedisNearDupsChain(t *testing.T) {
 // page either fetched, and the press releases of testweb's near-duplicate
 // hosts are found as in a local crawl.
 func TestNearDuplicatesTestwebRedis(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a crawl of thousands of pages, five to ten times slower under the race detector: .ci/run runs it without -race (racetests); the same code paths are race-tested on smaller crawls")
+	}
 	prefix := testRedisPrefix(t, "neardupweb")
 	w, want := startWeb(t, testweb.Options{Seed: 3, Hosts: 12, Pages: 600, NearDuplicates: true}, testweb.ExpectOptions{})
 	if len(want.NearDuplicates) == 0 {

@@ -242,6 +242,9 @@ func TestSeenGrowthAgreesWithReference(t *testing.T) {
 // stays within the target; the fixed filter of the first capacity, under
 // the same load, does not (so the measurement can fail).
 func TestSeenGrowthStaysWithinTarget(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a false-positive rate measured on 250,000 URLs, one goroutine: .ci/run runs it without -race (racetests); TestSeenGrowthAtomic race-tests the growth")
+	}
 	const (
 		first  = 20_000
 		target = 0.01

@@ -1,0 +1,5 @@
+//go:build !race
+
+package redisfrontier
+
+const raceEnabled = false
