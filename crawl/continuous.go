@@ -24,7 +24,10 @@ import (
 // the URL's earlier visits found (package revisit), and every revisit is a
 // conditional request against the crawl's own capture history, archived as
 // a revisit record of the earlier response when the page did not change.
-// The crawl stops when Run's context ends (SIGTERM, --max-time) and resumes
+// The crawl stops when Run's context ends (SIGTERM, --max-time), or when
+// nothing is queued, out or scheduled (every URL failed for good or left
+// as gone: Run then returns as a plain crawl's does, ErrNoSeedFetched if
+// no seed was fetched), and resumes
 // from its state like any crawl: the schedule and the per-URL records are
 // in the store, written in the batch that completes each fetch; in Redis
 // mode they are in Redis, shared by the workers (continuous_redis.go),

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -395,5 +397,35 @@ func TestContinuousLastModified(t *testing.T) {
 	t.Logf("fetches of %d never-changing pages in %v: %d dated months back, %d dated at the start", pages, run, total, utotal)
 	if utotal <= total {
 		t.Errorf("pages dated at the start fetched %d times, dated months back %d: want more without the old dates", utotal, total)
+	}
+}
+
+// TestContinuousNothingToRevisit checks that a continuous crawl with
+// nothing to fetch ever again ends as a plain crawl does: its only seed
+// refused for good (a private address without AllowPrivate), it returns
+// ErrNoSeedFetched at once, where it used to idle until stopped and
+// report success; and a crawl whose every page is gone ends when the
+// last one leaves the schedule.
+func TestContinuousNothingToRevisit(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(srv.Close)
+	k := ContinuousOptions{Revisit: revisit.Options{Min: 50 * time.Millisecond, Max: 100 * time.Millisecond}}
+	o := Options{Seeds: []string{srv.URL + "/"}, Dir: t.TempDir(), Concurrency: 2, ExpectedURLs: 1000, Continuous: &k}
+	o.Politeness.Delay = -1
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := run(t, ctx, o); !errors.Is(err, ErrNoSeedFetched) {
+		t.Errorf("refused seed: Run = %v, want ErrNoSeedFetched", err)
+	}
+	// Answered 404 GoneAfter times in a row, the seed leaves the
+	// schedule, and the crawl has nothing left.
+	o.Dir = t.TempDir()
+	o.Fetch.AllowPrivate = true
+	c, err := run(t, ctx, o)
+	if err != nil && !errors.Is(err, ErrNoSeedFetched) {
+		t.Fatalf("gone seed: Run = %v, want it to end by itself", err)
+	}
+	if s := c.Stats(); s.Continuous.Dropped != 1 || s.Continuous.Scheduled != 0 {
+		t.Errorf("gone seed: continuous stats %+v, want it dropped and nothing scheduled", s.Continuous)
 	}
 }

@@ -217,7 +217,10 @@ func TestAgingLongStop(t *testing.T) {
 	}
 	clk.t = clk.t.Add(30 * 24 * time.Hour)
 	f = agingFrontier(t, st.clone(), seen.clone(), clk, time.Hour)
-	nextWaits(t, f) // rotates once
+	// Next rotates once (and ends: nothing is queued or scheduled).
+	if e, err := f.Next(ctx); !errors.Is(err, ErrExhausted) {
+		t.Fatalf("Next = %q, %v; want ErrExhausted", e.URL, err)
+	}
 	if g := f.exact.gen.Load(); g != 1 {
 		t.Fatalf("generation %d after a long stop, want 1", g)
 	}

@@ -759,7 +759,10 @@ func (f *Frontier) nextLocked() (e Entry, wait time.Duration, done bool, err err
 	switch {
 	case limited && f.inflight == 0 && f.completing == 0:
 		return Entry{}, 0, true, ErrPageLimit
-	case f.queued == 0 && f.retrying == 0 && f.inflight == 0 && f.sched == nil:
+	case f.queued == 0 && f.retrying == 0 && f.inflight == 0 && f.completing == 0 && (f.sched == nil || f.sched.urls == 0):
+		// A continuous frontier whose schedule is empty too has nothing
+		// it will ever hand out (every URL failed for good or left as
+		// gone): it ends as any other, rather than wait for ever.
 		return Entry{}, 0, true, ErrExhausted
 	case !limited && f.counts != nil:
 		return f.nextInlinksLocked(f.opts.Now())

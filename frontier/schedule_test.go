@@ -53,10 +53,18 @@ func TestScheduleAdmitsWhenDue(t *testing.T) {
 		t.Fatalf("scheduled %d after a drop, want 1", s.Scheduled)
 	}
 	clk.t = clk.t.Add(time.Hour)
-	if e := nextNow(t, f); e.URL != "http://b.test/1" {
-		t.Fatalf("Next = %s, want b.test/1", e.URL)
+	b = nextNow(t, f)
+	if b.URL != "http://b.test/1" {
+		t.Fatalf("Next = %s, want b.test/1", b.URL)
 	}
 	nextWaits(t, f)
+	// b dropped too: nothing queued, out or scheduled, the crawl ends.
+	if err := f.Done(ctx, b, Outcome{Fetched: true, Failed: true}); err != nil {
+		t.Fatal(err)
+	}
+	if e, err := f.Next(ctx); !errors.Is(err, ErrExhausted) {
+		t.Fatalf("Next with an empty schedule = %q, %v; want ErrExhausted", e.URL, err)
+	}
 }
 
 // TestScheduleNoDuplicateFetch drives many URLs through several rounds
@@ -205,7 +213,9 @@ func TestScheduleWindow(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	nextWaits(t, f)
+	if e, err := f.Next(ctx); !errors.Is(err, ErrExhausted) {
+		t.Fatalf("Next after dropping every URL = %q, %v; want ErrExhausted", e.URL, err)
+	}
 	if s := f.Stats(); s.Scheduled != 0 {
 		t.Errorf("scheduled %d after dropping every URL, want 0", s.Scheduled)
 	}

@@ -757,7 +757,10 @@ func (f *Frontier) Next(ctx context.Context) (frontier.Entry, error) {
 			}
 			continue
 		default: // "wait"
-			if nr.ready == 0 && nr.leased == 0 && !f.opts.Continuous {
+			// A continuous crawl waits for its schedule; with nothing
+			// scheduled either (every URL failed for good or left as
+			// gone), nothing will ever be handed out: it ends.
+			if nr.ready == 0 && nr.leased == 0 && (!f.opts.Continuous || !nr.hasDue) {
 				return frontier.Entry{}, frontier.ErrExhausted
 			}
 			wait := f.opts.Poll

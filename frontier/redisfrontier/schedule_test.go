@@ -48,7 +48,7 @@ func continuousOptions(now func() time.Time) Options {
 
 // nextWithin returns the entry Next hands out within d, or ok false when
 // it hands out none (Next must then end with the deadline: a continuous
-// frontier never reports the crawl exhausted).
+// frontier with URLs scheduled never reports the crawl exhausted).
 func nextWithin(t *testing.T, f *Frontier, d time.Duration) (frontier.Entry, bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
@@ -66,7 +66,8 @@ func nextWithin(t *testing.T, f *Frontier, d time.Duration) (frontier.Entry, boo
 
 // TestScheduleHandsOutWhenDue: Done with a Schedule keeps the URL and its
 // record in Redis; Next hands it out again once due and not before (and
-// never reports the crawl exhausted meanwhile); a nil Schedule drops it.
+// never reports the crawl exhausted meanwhile); a nil Schedule drops it,
+// and with nothing left the crawl is exhausted.
 func TestScheduleHandsOutWhenDue(t *testing.T) {
 	ctx := context.Background()
 	c := testClient(t)
@@ -104,7 +105,10 @@ func TestScheduleHandsOutWhenDue(t *testing.T) {
 	if _, _, ok, _ := f.ScheduleRecord(ctx, u); !ok {
 		t.Error("the record left the schedule when the URL was queued again")
 	}
-	// Dropped: not handed out again, whenever.
+	// Dropped: not handed out again, whenever; with nothing else queued,
+	// out or scheduled, the crawl ends (it would otherwise wait for
+	// ever: a continuous crawl whose seeds all failed idled until
+	// --max-time and exited 0).
 	if err := f.Done(ctx, e2, frontier.Outcome{Fetched: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -112,8 +116,8 @@ func TestScheduleHandsOutWhenDue(t *testing.T) {
 		t.Fatalf("ScheduleRecord after a nil Schedule = %v, %v; want absent", ok, err)
 	}
 	clock.Advance(48 * time.Hour)
-	if e, ok := nextWithin(t, f, 150*time.Millisecond); ok {
-		t.Fatalf("Next handed out the dropped %q", e.URL)
+	if e, err := f.Next(ctx); !errors.Is(err, frontier.ErrExhausted) {
+		t.Fatalf("Next after the only URL was dropped = %q, %v; want ErrExhausted", e.URL, err)
 	}
 	if st, err := f.Stats(ctx); err != nil || st.Scheduled != 0 || st.Promoted != 1 {
 		t.Fatalf("Stats = %+v, %v; want Scheduled 0, Promoted 1", st, err)
