@@ -11,9 +11,6 @@ import (
 // program crawls through package crawl only: they check that it fetches
 // and archives exactly what "crawler crawl" does on the same site.
 func TestExternalModule(t *testing.T) {
-	if raceEnabled {
-		t.Skip("builds a second module and runs a crawl in it: .ci/run runs it without -race (racetests)")
-	}
 	if testing.Short() {
 		t.Skip("builds and runs a second module; skipped in -short mode")
 	}
