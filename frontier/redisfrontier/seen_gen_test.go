@@ -324,8 +324,12 @@ func TestSeenGrowthStaysWithinTarget(t *testing.T) {
 }
 
 // growthAtomicity is a growing filter of tiny capacity and a target low
-// enough that the atomicity keys give no false positive in practice.
-var growthAtomicity = mlbf.ScalableOptions{ExpectedURLs: 500, FalsePositiveRate: 1e-6}
+// enough that the atomicity keys give no false positive in practice: a
+// false positive is a key reported new 0 times, which the test cannot
+// tell from a lost insert. At 1e-6 the 6,000 keys had up to a 0.6%
+// chance of one a run, and a CI run saw "reported new 0 times" once
+// (15 reruns passed); at 1e-9 the chance is under 1e-5.
+var growthAtomicity = mlbf.ScalableOptions{ExpectedURLs: 500, FalsePositiveRate: 1e-9}
 
 // checkSeenGrowthAtomic races goroutines of two workers (two Seen values,
 // each with its own view of the generations and its own local bits) over
