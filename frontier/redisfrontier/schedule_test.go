@@ -209,18 +209,24 @@ func TestScheduleRecordsRoundTrip(t *testing.T) {
 	}
 }
 
+// twoLeasedWorkers opens two workers of one continuous crawl on a test
+// clock, with a one-minute lease, for the tests that kill one of them.
+func twoLeasedWorkers(t *testing.T) (*Client, *testClock, *Frontier, *Frontier) {
+	t.Helper()
+	c := testClient(t)
+	clock := newTestClock()
+	opts := continuousOptions(clock.Now)
+	opts.Lease = time.Minute
+	return c, clock, openTestFrontier(t, c, opts), openTestFrontier(t, c, opts)
+}
+
 // TestScheduleSurvivesLeaseExpiry: a worker killed between Next and Done
 // of a scheduled URL leaves it leased; its lease's expiry queues it again
 // for another worker, its schedule record intact, and the dead worker's
 // late Done changes nothing.
 func TestScheduleSurvivesLeaseExpiry(t *testing.T) {
 	ctx := context.Background()
-	c := testClient(t)
-	clock := newTestClock()
-	opts := continuousOptions(clock.Now)
-	opts.Lease = time.Minute
-	a := openTestFrontier(t, c, opts)
-	b := openTestFrontier(t, c, opts)
+	_, clock, a, b := twoLeasedWorkers(t)
 	u := graph{n: 1}.url(0)
 	if _, err := a.AddSeeds(ctx, []string{u}); err != nil {
 		t.Fatal(err)
@@ -245,7 +251,7 @@ func TestScheduleSurvivesLeaseExpiry(t *testing.T) {
 	if due, rec, ok, err := b.ScheduleRecord(ctx, u); err != nil || !ok || string(rec) != "first" || !due.Equal(time.UnixMilli(dueMS(first.Due))) {
 		t.Fatalf("schedule while leased = %v %q %v %v; want the first Done's", due, rec, ok, err)
 	}
-	clock.Advance(opts.Lease + time.Second)
+	clock.Advance(a.opts.Lease + time.Second)
 	e2, ok := nextWithin(t, b, 2*time.Second)
 	if !ok || e2.URL != u {
 		t.Fatalf("b.Next after the lease expired = %+v, %v; want %q", e2, ok, u)
@@ -488,12 +494,7 @@ func testPaceShared(t *testing.T, workers []*Frontier) {
 // it, so the URL is scheduled, not lost.
 func TestScheduleStagedCompletion(t *testing.T) {
 	ctx := context.Background()
-	c := testClient(t)
-	clock := newTestClock()
-	opts := continuousOptions(clock.Now)
-	opts.Lease = time.Minute
-	a := openTestFrontier(t, c, opts)
-	b := openTestFrontier(t, c, opts)
+	c, clock, a, b := twoLeasedWorkers(t)
 	g := graph{n: 7}
 	if _, err := a.AddSeeds(ctx, g.seeds()[:1]); err != nil {
 		t.Fatal(err)
@@ -522,7 +523,7 @@ func TestScheduleStagedCompletion(t *testing.T) {
 	if _, _, _, err := a.check(ctx, st.Batch, cands); err != nil {
 		t.Fatal(err)
 	}
-	clock.Advance(opts.Lease + time.Second)
+	clock.Advance(a.opts.Lease + time.Second)
 	e2, ok := nextWithin(t, b, 2*time.Second)
 	if !ok || e2.URL != g.url(1) {
 		t.Fatalf("b.Next = %+v, %v; want the dead worker's link %q", e2, ok, g.url(1))
