@@ -254,24 +254,44 @@ func (c *Crawler) openContinuous() error {
 	return nil
 }
 
+// storedVisit is a URL's entry in the schedule as a fetch found it
+// (scheduleStore.visit): read before the request in Redis mode, for the
+// last capture, and used again after it for the visit record. The URL is
+// leased to this worker in between, so no other worker's Done can have
+// replaced it (one whose lease had expired would fail on the lease's
+// token).
+type storedVisit struct {
+	rec  []byte
+	last *Capture
+	ok   bool
+}
+
 // revisitCapture returns the capture a request for url is conditional on:
 // in a continuous crawl this crawl's own last capture of it, if any (in
 // Redis mode the one kept with the URL's schedule, whichever worker made
-// it), else the earlier crawls' (Options.Previous).
-func (c *Crawler) revisitCapture(ctx context.Context, url string) (*Capture, error) {
+// it), else the earlier crawls' (Options.Previous). In Redis mode it also
+// returns the URL's entry in the schedule it read (scheduleRevisit's
+// input); nil otherwise.
+func (c *Crawler) revisitCapture(ctx context.Context, url string) (*Capture, *storedVisit, error) {
+	var sv *storedVisit
 	if c.cont != nil && c.redis != nil {
-		_, cp, _, err := c.cont.store.visit(ctx, url)
-		if cp != nil || err != nil {
-			return cp, scheduleErr(err)
+		rec, cp, ok, err := c.cont.store.visit(ctx, url)
+		if err != nil {
+			return nil, nil, scheduleErr(err)
+		}
+		sv = &storedVisit{rec: rec, last: cp, ok: ok}
+		if cp != nil {
+			return cp, sv, nil
 		}
 	}
 	if c.cont != nil && c.history != nil && c.redis == nil {
 		// This crawl's capture is the later one.
 		if cp, err := c.history.get(url); cp != nil || err != nil {
-			return cp, err
+			return cp, nil, err
 		}
 	}
-	return c.previousCapture(url)
+	cp, err := c.previousCapture(url)
+	return cp, sv, err
 }
 
 // get returns the capture of url that this crawl recorded last (written or
@@ -304,14 +324,19 @@ func (h *historyLog) get(url string) (*Capture, error) {
 // URL's revisit record and the scheduler, and sets out.Schedule: when
 // the URL is to be fetched again, or nil when it leaves the schedule. cp
 // is the capture this fetch recorded (nil if none), kept with the
-// schedule in Redis mode.
-func (c *Crawler) scheduleRevisit(ctx context.Context, ent frontier.Entry, res *fetch.Result, prev, cp *Capture, at time.Time, le *storage.Entry, out *frontier.Outcome) error {
+// schedule in Redis mode. sv is the URL's entry in the schedule as read
+// before the request (revisitCapture), nil to read it now.
+func (c *Crawler) scheduleRevisit(ctx context.Context, ent frontier.Entry, res *fetch.Result, prev, cp *Capture, sv *storedVisit, at time.Time, le *storage.Entry, out *frontier.Outcome) error {
 	k := c.cont
 	sched := k.sched.Load()
-	b, last, ok, err := k.store.visit(ctx, ent.URL)
-	if err := scheduleErr(err); err != nil {
-		return err
+	if sv == nil {
+		b, last, ok, err := k.store.visit(ctx, ent.URL)
+		if err := scheduleErr(err); err != nil {
+			return err
+		}
+		sv = &storedVisit{rec: b, last: last, ok: ok}
 	}
+	b, last, ok := sv.rec, sv.last, sv.ok
 	var v visitRecord
 	if ok {
 		if err := v.unmarshal(b); err != nil {

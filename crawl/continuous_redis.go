@@ -116,7 +116,11 @@ func (c *Crawler) openRedisContinuous(ctx context.Context, front *redisfrontier.
 	if o.Budget > 0 {
 		budget = redisPace{f: front, every: time.Duration(float64(time.Second) / o.Budget)}
 	}
-	return newContinuous(ctx, o, redisSchedule{front}, budget)
+	var store scheduleStore = redisSchedule{front}
+	if c.wrapSchedule != nil {
+		store = c.wrapSchedule(store)
+	}
+	return newContinuous(ctx, o, store, budget)
 }
 
 // rebuildEvery is how often a Redis worker rebuilds its Scheduler's

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -40,6 +41,7 @@ func TestContinuousRedis(t *testing.T) {
 	const run = 4500 * time.Millisecond
 	var crawlers [2]*Crawler
 	var errs [2]error
+	var reads [2]atomic.Int64
 	var wg sync.WaitGroup
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
@@ -54,6 +56,7 @@ func TestContinuousRedis(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { c.Close() })
+		c.wrapSchedule = func(s scheduleStore) scheduleStore { return countingSchedule{s, &reads[i]} }
 		crawlers[i] = c
 		wg.Go(func() { errs[i] = c.Run(ctx) })
 	}
@@ -99,6 +102,16 @@ func TestContinuousRedis(t *testing.T) {
 	}
 	if len(byWorker) != 2 {
 		t.Fatalf("logs %v, want one per worker", logs)
+	}
+	// A fetch reads its URL's shared record once, before the request (the
+	// capture it is conditional on), and uses it again for the visit
+	// record after it. A read may have no log line: the stop cut its
+	// fetch short, one per fetching goroutine.
+	for i, c := range crawlers {
+		logged := byWorker[filepath.Join(dir, "crawl-"+c.opts.Redis.Worker+".log.jsonl")]
+		if n := reads[i].Load(); logged == 0 || n > int64(logged+c.opts.Concurrency) {
+			t.Errorf("worker %d read the schedule %d times for %d logged fetches, want one read a fetch", i, n, logged)
+		}
 	}
 	slices.SortFunc(entries, func(a, b storage.Entry) int { return a.FetchedAt.Compare(b.FetchedAt) })
 	first := map[string]bool{}
@@ -256,4 +269,16 @@ func FuzzSharedRecord(f *testing.F) {
 			t.Fatalf("decodeSharedRecord(%q) = %v, want an ErrCorruptState error", raw, err)
 		}
 	})
+}
+
+// countingSchedule counts the reads of one URL's entry in a schedule
+// store.
+type countingSchedule struct {
+	scheduleStore
+	n *atomic.Int64
+}
+
+func (c countingSchedule) visit(ctx context.Context, url string) ([]byte, *Capture, bool, error) {
+	c.n.Add(1)
+	return c.scheduleStore.visit(ctx, url)
 }

@@ -66,6 +66,9 @@ type Crawler struct {
 
 	// Redis mode: set up by Run.
 	redis *redisMode
+	// wrapSchedule, set by tests before Run, wraps a Redis continuous
+	// crawl's schedule store (to count its reads).
+	wrapSchedule func(scheduleStore) scheduleStore
 	// retries is true when the queue keeps retries (local mode).
 	retries bool
 

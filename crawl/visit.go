@@ -116,7 +116,7 @@ func (c *Crawler) visit(ctx context.Context, ent frontier.Entry) (out frontier.O
 		}
 		defer release()
 	}
-	prev, err := c.revisitCapture(ctx, ent.URL)
+	prev, sv, err := c.revisitCapture(ctx, ent.URL)
 	if err != nil {
 		return out, time.Time{}, false, err
 	}
@@ -166,7 +166,7 @@ func (c *Crawler) visit(ctx context.Context, ent frontier.Entry) (out frontier.O
 		return out, time.Time{}, false, err
 	}
 	out.RetryAt = retryAt
-	if err := c.record(ctx, ent, res, ferr, &out, nd, attemptInfo{reason: reason, exhausted: exhausted, at: at, took: took, prev: prev}); err != nil {
+	if err := c.record(ctx, ent, res, ferr, &out, nd, attemptInfo{reason: reason, exhausted: exhausted, at: at, took: took, prev: prev, sched: sv}); err != nil {
 		return out, time.Time{}, false, err
 	}
 	links, err := c.runHooks(ent, res, ferr, !retryAt.IsZero())
@@ -307,6 +307,9 @@ type attemptInfo struct {
 	at        time.Time
 	took      time.Duration
 	prev      *Capture // the earlier crawls' capture of the URL; nil if none
+	// sched is the URL's entry in a continuous crawl's schedule, read
+	// before the fetch in Redis mode; nil otherwise.
+	sched *storedVisit
 }
 
 // record archives a fetch's exchange, logs it, counts it, and sets the
@@ -391,7 +394,7 @@ func (c *Crawler) record(ctx context.Context, ent frontier.Entry, res *fetch.Res
 		}
 	}
 	if c.cont != nil && out.RetryAt.IsZero() {
-		if err := c.scheduleRevisit(ctx, ent, res, a.prev, captured, a.at, &le, out); err != nil {
+		if err := c.scheduleRevisit(ctx, ent, res, a.prev, captured, a.sched, a.at, &le, out); err != nil {
 			return err
 		}
 	}
