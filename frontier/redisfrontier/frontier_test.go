@@ -297,18 +297,9 @@ func TestFrontierFinishesStagedCompletion(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Done's first two steps, then "SIGKILL".
-	a.mu.Lock()
-	l := a.out[e.URL][0]
-	a.mu.Unlock()
 	cands := []record{{URL: g.url(1), Depth: 1, Via: e.URL}, {URL: g.url(2), Depth: 1, Via: e.URL}}
-	st := stage{Batch: a.opts.Seen.NewBatchID(), Fetched: true, Cands: cands}
-	blob := fmt.Sprintf(`{"b":%q,"f":true,"c":[{"u":%q,"d":1,"v":%q},{"u":%q,"d":1,"v":%q}]}`,
-		st.Batch, cands[0].URL, e.URL, cands[1].URL, e.URL)
-	if n, err := stageScript.Run(ctx, c.rdb, []string{a.key("tok")}, a.tag, l.host, l.token, blob).Int64(); err != nil || n != 1 {
-		t.Fatalf("stage = %d, %v", n, err)
-	}
-	if adds, _, _, err := a.check(ctx, st.Batch, cands); err != nil || len(adds) != 2 {
-		t.Fatalf("check = %v, %v; want both new", adds, err)
+	if adds := stageAndDie(t, c, a, leaseOf(a, e), stage{Batch: a.opts.Seen.NewBatchID(), Fetched: true, Cands: cands}); len(adds) != 2 {
+		t.Fatalf("check = %v; want both new", adds)
 	}
 	var got []string
 	for {

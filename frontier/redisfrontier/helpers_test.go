@@ -4,11 +4,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/layercrawl/layercrawl/frontier"
 )
 
 // testAddr is the Redis the tests use (CI starts one there).
@@ -92,4 +95,32 @@ func TestMain(m *testing.M) {
 		os.Exit(fn())
 	}
 	os.Exit(m.Run())
+}
+
+// leaseOf returns the lease a holds on e, which a.Next handed out.
+func leaseOf(a *Frontier, e frontier.Entry) lease {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.out[e.URL][0]
+}
+
+// stageAndDie makes the first two steps of a Done under the lease l, as
+// Done makes them: it stages st (the completion) and checks st's
+// candidates in the seen-set, then stops, as a worker killed before it
+// queues them would. It returns the candidates the check found new.
+func stageAndDie(t *testing.T, c *Client, a *Frontier, l lease, st stage) []record {
+	t.Helper()
+	ctx := context.Background()
+	blob, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := stageScript.Run(ctx, c.rdb, []string{a.key("tok")}, a.tag, l.host, l.token, string(blob)).Int64(); err != nil || n != 1 {
+		t.Fatalf("stage = %d, %v", n, err)
+	}
+	adds, _, _, err := a.check(ctx, st.Batch, st.Cands)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return adds
 }

@@ -3,7 +3,6 @@ package redisfrontier
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -503,26 +502,14 @@ func TestScheduleStagedCompletion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Done's first two steps, as Done makes them, then "SIGKILL".
-	a.mu.Lock()
-	l := a.out[e.URL][0]
-	a.mu.Unlock()
+	// Done's first two steps, then "SIGKILL".
+	l := leaseOf(a, e)
 	due := clock.Now().Add(time.Hour)
-	cands := []record{{URL: g.url(1), Depth: 1, Via: e.URL}}
-	st := stage{Batch: a.opts.Seen.NewBatchID(), Fetched: true, Cands: cands}
+	st := stage{Batch: a.opts.Seen.NewBatchID(), Fetched: true, Cands: []record{{URL: g.url(1), Depth: 1, Via: e.URL}}}
 	var val string
 	st.SchedOp, st.SchedDue, val = a.scheduleArgs(l.host, e, &frontier.Schedule{Due: due, Record: []byte("staged\x00")})
 	st.SchedURL, st.SchedVal = e.URL, []byte(val)
-	blob, err := json.Marshal(st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n, err := stageScript.Run(ctx, c.rdb, []string{a.key("tok")}, a.tag, l.host, l.token, string(blob)).Int64(); err != nil || n != 1 {
-		t.Fatalf("stage = %d, %v", n, err)
-	}
-	if _, _, _, err := a.check(ctx, st.Batch, cands); err != nil {
-		t.Fatal(err)
-	}
+	stageAndDie(t, c, a, l, st)
 	clock.Advance(a.opts.Lease + time.Second)
 	e2, ok := nextWithin(t, b, 2*time.Second)
 	if !ok || e2.URL != g.url(1) {
