@@ -126,3 +126,135 @@ func TestNextRetryAfterLostReply(t *testing.T) {
 		t.Errorf("request keys left after the crawl: %v, %v", keys, err)
 	}
 }
+
+// lostReplyClient returns a Client whose calls of script lose their
+// replies while the returned hook's drop is above 0 (it starts at 0).
+func lostReplyClient(t *testing.T, script *redis.Script) (*Client, *lostReplies) {
+	t.Helper()
+	rdb := testRedis(t)
+	hook := &lostReplies{script: script}
+	rdb.AddHook(hook)
+	c, err := NewClient(rdb, Config{Prefix: testPrefix(t, rdb), MinBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, hook
+}
+
+// TestScheduleLostReplies: the continuous crawl's scripts run again when
+// their reply is lost (Redis gone after running one, before its reply),
+// and the retry neither loses nor doubles anything: Done's completion
+// with a Schedule is guarded by the lease's token (the retry finds the
+// lease ended and changes nothing), a promotion moves only the URLs
+// still due (the retry finds none), and a budget slot taken by the lost
+// call is skipped, so the budget is under-spent, never over.
+func TestScheduleLostReplies(t *testing.T) {
+	ctx := context.Background()
+	// scheduleAll hands out the seeds of g and completes each with a
+	// Schedule due in an hour; lose, if set, runs before the first Done.
+	scheduleAll := func(t *testing.T, f *Frontier, clock *testClock, g graph, lose func()) {
+		t.Helper()
+		if _, err := f.AddSeeds(ctx, g.seeds()); err != nil {
+			t.Fatal(err)
+		}
+		for i := range g.n {
+			e, ok := nextWithin(t, f, 2*time.Second)
+			if !ok {
+				t.Fatalf("seed %d not handed out", i)
+			}
+			if i == 0 && lose != nil {
+				lose()
+			}
+			sc := &frontier.Schedule{Due: clock.Now().Add(time.Hour), Record: []byte("rec " + e.URL)}
+			if err := f.Done(ctx, e, frontier.Outcome{Fetched: true, Schedule: sc}); err != nil {
+				t.Fatalf("Done of %s: %v", e.URL, err)
+			}
+		}
+	}
+	// dueOnce checks that every URL of g is handed out exactly once
+	// when due, then nothing.
+	dueOnce := func(t *testing.T, f *Frontier, g graph) {
+		t.Helper()
+		got := map[string]int{}
+		for range g.n {
+			e, ok := nextWithin(t, f, 2*time.Second)
+			if !ok {
+				t.Fatalf("handed out %v when due, want all %d URLs", got, g.n)
+			}
+			got[e.URL]++
+		}
+		if e, ok := nextWithin(t, f, 150*time.Millisecond); ok {
+			t.Fatalf("handed out %s again after %v: a URL promoted twice", e.URL, got)
+		}
+		for _, u := range g.seeds() {
+			if got[u] != 1 {
+				t.Errorf("%s handed out %d times when due, want once", u, got[u])
+			}
+		}
+	}
+
+	t.Run("done", func(t *testing.T) {
+		c, hook := lostReplyClient(t, doneScript)
+		clock := newTestClock()
+		f := openTestFrontier(t, c, continuousOptions(clock.Now))
+		g := graph{n: 3}
+		scheduleAll(t, f, clock, g, func() { hook.drop.Store(1) })
+		if got := hook.lost.Load(); got != 1 {
+			t.Fatalf("%d replies lost, want 1: the fault was not injected", got)
+		}
+		for _, u := range g.seeds() {
+			_, rec, ok, err := f.ScheduleRecord(ctx, u)
+			if err != nil || !ok || string(rec) != "rec "+u {
+				t.Errorf("schedule of %s = %q, %v, %v; want its record", u, rec, ok, err)
+			}
+		}
+		st, err := f.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Scheduled != 3 || st.Done != 3 || st.Leased != 0 || st.Pages != 3 {
+			t.Errorf("Stats = %+v; want 3 scheduled, 3 done, 3 pages, none leased (a completion counted twice or a lease left)", st)
+		}
+		clock.Advance(time.Hour)
+		dueOnce(t, f, g)
+	})
+
+	t.Run("promote", func(t *testing.T) {
+		c, hook := lostReplyClient(t, promoteScript)
+		clock := newTestClock()
+		f := openTestFrontier(t, c, continuousOptions(clock.Now))
+		g := graph{n: 3}
+		scheduleAll(t, f, clock, g, nil)
+		clock.Advance(time.Hour)
+		hook.drop.Store(1)
+		dueOnce(t, f, g)
+		if got := hook.lost.Load(); got != 1 {
+			t.Fatalf("%d replies lost, want 1: the fault was not injected", got)
+		}
+		if st, err := f.Stats(ctx); err != nil || st.Promoted != 3 {
+			t.Errorf("Stats = %+v, %v; want 3 promoted", st, err)
+		}
+	})
+
+	t.Run("pace", func(t *testing.T) {
+		c, hook := lostReplyClient(t, paceScript)
+		f := openTestFrontier(t, c, continuousOptions(time.Now))
+		const every = 200 * time.Millisecond
+		_, s0, err := f.pace(ctx, every)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hook.drop.Store(1)
+		_, s2, err := f.pace(ctx, every)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := hook.lost.Load(); got != 1 {
+			t.Fatalf("%d replies lost, want 1: the fault was not injected", got)
+		}
+		// The lost call's slot (s0+every at the earliest) is skipped.
+		if d := time.Duration(s2-s0) * time.Microsecond; d < 2*every {
+			t.Errorf("slot after a lost reply %v after the one before, want at least %v (the lost call's slot skipped, never reused)", d, 2*every)
+		}
+	})
+}
