@@ -69,14 +69,8 @@ func (h *lostReplies) matches(cmd redis.Cmder) bool {
 func TestNextRetryAfterLostReply(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	rdb := testRedis(t)
-	hook := &lostReplies{script: nextScript}
+	c, hook := lostReplyClient(t, nextScript)
 	hook.drop.Store(1)
-	rdb.AddHook(hook)
-	c, err := NewClient(rdb, Config{Prefix: testPrefix(t, rdb), MinBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
 	f := openTestFrontier(t, c, Options{Politeness: frontier.PolitenessOptions{Delay: -1}, Lease: time.Hour, Poll: 10 * time.Millisecond})
 	g := graph{n: 3}
 	if _, err := f.AddSeeds(ctx, g.seeds()); err != nil { // three hosts
@@ -122,7 +116,7 @@ func TestNextRetryAfterLostReply(t *testing.T) {
 		t.Errorf("fetched %v, want the three seeds once each", got)
 	}
 	// Done forgets the lease's request key.
-	if keys, err := rdb.Keys(ctx, f.key("n:")+"*").Result(); err != nil || len(keys) != 0 {
+	if keys, err := c.rdb.Keys(ctx, f.key("n:")+"*").Result(); err != nil || len(keys) != 0 {
 		t.Errorf("request keys left after the crawl: %v, %v", keys, err)
 	}
 }
