@@ -125,14 +125,21 @@ func TestNextRetryAfterLostReply(t *testing.T) {
 // replies while the returned hook's drop is above 0 (it starts at 0).
 func lostReplyClient(t *testing.T, script *redis.Script) (*Client, *lostReplies) {
 	t.Helper()
-	rdb := testRedis(t)
 	hook := &lostReplies{script: script}
+	return hookedClient(t, hook), hook
+}
+
+// hookedClient returns a Client with hook on its connection and short
+// retry back-offs.
+func hookedClient(t *testing.T, hook redis.Hook) *Client {
+	t.Helper()
+	rdb := testRedis(t)
 	rdb.AddHook(hook)
 	c, err := NewClient(rdb, Config{Prefix: testPrefix(t, rdb), MinBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c, hook
+	return c
 }
 
 // TestScheduleLostReplies: the continuous crawl's scripts run again when

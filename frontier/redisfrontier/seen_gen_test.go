@@ -433,13 +433,8 @@ func TestSeenGrowthLostReply(t *testing.T) {
 	for _, drop := range []int32{1, 3} {
 		t.Run(fmt.Sprintf("drop %d", drop), func(t *testing.T) {
 			ctx := context.Background()
-			rdb := testRedis(t)
 			hook := &lostPipelineReplies{script: seenGenScript}
-			rdb.AddHook(hook)
-			c, err := NewClient(rdb, Config{Prefix: testPrefix(t, rdb), MinBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond})
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := hookedClient(t, hook)
 			loadGenScript(t, c)
 			s, err := OpenSeen(ctx, c, SeenOptions{Growth: &mlbf.ScalableOptions{ExpectedURLs: 1000, FalsePositiveRate: 1e-6}, Shards: 1})
 			if err != nil {
